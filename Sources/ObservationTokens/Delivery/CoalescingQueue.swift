@@ -1,0 +1,174 @@
+import Dispatch
+import Synchronization
+
+/// Collects token firings during a tick and delivers each pending token once at its end.
+///
+/// Every token delivers through one queue, ``main`` unless you pass another to `observe`.
+/// A *tick* is the time between two drains of the queue:
+///
+/// - ``Target-swift.enum/main``: the first change of a tick schedules a drain with
+///   `DispatchQueue.main.async`; the tick ends when the main queue runs it. Callbacks run on the
+///   main thread, whatever thread set the property.
+/// - ``Target-swift.enum/dispatch(_:)``: the same, on the given `DispatchQueue`.
+/// - ``Target-swift.enum/manual``: nothing is scheduled; the tick ends when you call ``drain()``.
+///   Use it in tests, command-line tools and servers.
+///
+/// Rules, each covered by a test:
+/// 1. A token fires at most once per tick, however many of its properties changed, how often.
+/// 2. A callback that changes a property watched by a token that has not fired yet in this
+///    drain makes that token fire in the same drain; if it already fired, it fires next tick.
+/// 3. Tokens fire in the order in which they first became pending.
+/// 4. No lock is held while a callback runs.
+///
+/// ```swift
+/// let queue = CoalescingQueue(target: .manual)
+/// let token = model.observe(\.name, queue: queue) { model in print(model.name) }
+/// model.name = "a"
+/// model.name = "b"
+/// queue.drain()   // prints "b" once
+/// ```
+///
+/// > Note: ``drain()`` runs callbacks on the calling thread. Call it from the thread or queue
+/// > the target stands for (the main thread for ``main``).
+public final class CoalescingQueue: Sendable {
+    /// Where and when a queue delivers.
+    public enum Target: Sendable {
+        /// Drain on the main queue, scheduled by the first change of each tick.
+        case main
+        /// Drain on the given queue, scheduled by the first change of each tick.
+        case dispatch(DispatchQueue)
+        /// Drain only when ``CoalescingQueue/drain()`` is called.
+        case manual
+    }
+
+    /// The queue that tokens use unless told otherwise: delivers on the main thread.
+    public static let main = CoalescingQueue(target: .main)
+
+    /// Where this queue delivers.
+    public let target: Target
+
+    private let state = Mutex(QueueState())
+
+    /// Creates a queue that delivers to `target`.
+    public init(target: Target) {
+        self.target = target
+    }
+
+    /// The number of deliveries waiting for the end of the tick.
+    public var pendingCount: Int {
+        state.withLock { $0.items.count }
+    }
+
+    /// Delivers every pending token now, on the calling thread, and returns how many callbacks
+    /// ran.
+    ///
+    /// Tokens that become pending while the drain runs are delivered by the same drain, unless
+    /// they already fired in it; those wait for the next tick. Calling `drain()` from inside a
+    /// callback (or while another thread drains this queue) returns 0 at once: the running
+    /// drain delivers everything.
+    ///
+    /// - Returns: The number of callbacks that ran.
+    /// - Complexity: O(*n*) in the number of pending tokens.
+    @discardableResult
+    public func drain() -> Int {
+        let drainID = state.withLock { state -> UInt64? in
+            guard !state.isDraining else { return nil }
+            state.isDraining = true
+            state.drainCount &+= 1
+            return state.drainCount
+        }
+        guard let drainID else { return 0 }
+        var delivered = 0
+        var deferred: [Item] = []
+        while true {
+            let batch = state.withLock { state in
+                defer { state.items = [] }
+                return state.items
+            }
+            if batch.isEmpty { break }
+            for item in batch {
+                switch item {
+                case .notice(let notice):
+                    notice()
+                case .subscription(let subscription):
+                    switch subscription.deliver(drainID: drainID) {
+                    case .delivered: delivered += 1
+                    case .skipped: break
+                    case .deferred: deferred.append(item)
+                    }
+                }
+            }
+        }
+        let reschedule = state.withLock { state -> Bool in
+            state.isDraining = false
+            state.items.insert(contentsOf: deferred, at: 0)
+            state.isScheduled = false
+            return markScheduledIfNeeded(&state)
+        }
+        if reschedule { scheduleDrain() }
+        return delivered
+    }
+
+    // MARK: Internal
+
+    func enqueue(_ subscription: Subscription) {
+        let schedule = state.withLock { state in
+            state.items.append(.subscription(subscription))
+            return markScheduledIfNeeded(&state)
+        }
+        if schedule { scheduleDrain() }
+    }
+
+    /// Enqueues subscriptions that may belong to different queues, one lock per run of
+    /// subscriptions on the same queue.
+    static func enqueue(_ subscriptions: [Subscription]) {
+        var start = 0
+        while start < subscriptions.count {
+            let queue = subscriptions[start].queue
+            var end = start + 1
+            while end < subscriptions.count, subscriptions[end].queue === queue { end += 1 }
+            let schedule = queue.state.withLock { state in
+                state.items.reserveCapacity(state.items.count + end - start)
+                for index in start..<end { state.items.append(.subscription(subscriptions[index])) }
+                return queue.markScheduledIfNeeded(&state)
+            }
+            if schedule { queue.scheduleDrain() }
+            start = end
+        }
+    }
+
+    func enqueueNotice(_ notice: @escaping @Sendable () -> Void) {
+        let schedule = state.withLock { state in
+            state.items.append(.notice(notice))
+            return markScheduledIfNeeded(&state)
+        }
+        if schedule { scheduleDrain() }
+    }
+
+    private func markScheduledIfNeeded(_ state: inout QueueState) -> Bool {
+        if case .manual = target { return false }
+        guard !state.isScheduled, !state.isDraining, !state.items.isEmpty else { return false }
+        state.isScheduled = true
+        return true
+    }
+
+    private func scheduleDrain() {
+        switch target {
+        case .main: DispatchQueue.main.async { self.drain() }
+        case .dispatch(let queue): queue.async { self.drain() }
+        case .manual: break
+        }
+    }
+}
+
+private enum Item: Sendable {
+    case subscription(Subscription)
+    case notice(@Sendable () -> Void)
+}
+
+private struct QueueState: ~Copyable {
+    var items: [Item] = []
+    var isScheduled = false
+    var isDraining = false
+    var drainCount: UInt64 = 0
+}

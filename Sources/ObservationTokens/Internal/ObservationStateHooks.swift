@@ -1,0 +1,24 @@
+/// Observer-count transitions collected under locks and reported after every lock is released.
+struct ObservationStateHooks {
+    private var calls: [(registry: Registry, serial: UInt64, isObserved: Bool)] = []
+
+    mutating func append(registry: Registry, serial: UInt64, isObserved: Bool) {
+        calls.append((registry, serial, isObserved))
+    }
+
+    /// Calls `observationStateDidChange` on each owner still alive. No lock may be held.
+    func run() {
+        for call in calls {
+            guard let owner = call.registry.weakOwner else { continue }
+            if call.serial == PathStep.wildcardSerial {
+                // `*` counts for every property that has no observer of its own.
+                let own = Set(call.registry.observedSerials)
+                for entry in PropertyTable(owner).entries where !own.contains(entry.storage.serial) {
+                    owner.observationStateDidChange(forProperty: entry.name, isObserved: call.isObserved)
+                }
+            } else if let name = PropertyTable(owner).name(ofSerial: call.serial) {
+                owner.observationStateDidChange(forProperty: name, isObserved: call.isObserved)
+            }
+        }
+    }
+}

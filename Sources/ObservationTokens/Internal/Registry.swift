@@ -1,0 +1,190 @@
+/// Per-object token bookkeeping: for each observed property, the weak set of subscriptions
+/// whose paths run through it.
+///
+/// Created on an object's first observation and kept by the object. The registry never
+/// retains a token or its subscription, except the observer-lifetime subscriptions (`tell`),
+/// which have no token to own them.
+final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is guarded by Locked
+    let ownerID: ObjectIdentifier
+    let ownerTypeName: String
+
+    /// Valid only under the lock while `isDead` is false: the owner's deinit takes the lock
+    /// to set `isDead`, so it can't finish while we use this reference.
+    private unowned(unsafe) let owner: ObservableModel
+
+    /// For hooks, loaded outside every lock.
+    private(set) weak var weakOwner: ObservableModel?
+
+    init(owner: ObservableModel) {
+        self.owner = owner
+        self.weakOwner = owner
+        ownerID = ObjectIdentifier(owner)
+        ownerTypeName = String(describing: type(of: owner))
+        super.init(state: RegistryState())
+    }
+
+    // MARK: Edges
+
+    /// Adds `subscription` to the observers of `serial` (a property, or `*`).
+    /// Returns the slot for `detach`, or nil once the owner has deinitialized.
+    func attach(
+        _ subscription: Subscription, serial: UInt64, isLeaf: Bool, owner: ObservableModel,
+        hooks: inout ObservationStateHooks
+    ) -> Int? {
+        let result = withLock { state -> (slot: Int, transition: Bool)? in
+            guard !state.isDead else { return nil }
+            let index = state.index(of: serial)
+            let wasObserved = state.isObserved(propertyAt: index)
+            let slot = state.properties[index].members.insert(subscription, payload: isLeaf)
+            self.owner._edgeCount.add(1, ordering: .relaxed)
+            return (slot, !wasObserved)
+        }
+        guard let result else { return nil }
+        if result.transition { hooks.append(registry: self, serial: serial, isObserved: true) }
+        return result.slot
+    }
+
+    /// Removes an edge added by `attach`. A no-op once the owner has deinitialized.
+    func detach(serial: UInt64, slot: Int, hooks: inout ObservationStateHooks) {
+        let transition = withLock { state -> Bool in
+            guard !state.isDead, let index = state.properties.firstIndex(where: { $0.serial == serial }) else {
+                return false
+            }
+            let before = state.properties[index].members.count
+            state.properties[index].members.remove(at: slot)
+            guard state.properties[index].members.count < before else { return false }
+            self.owner._edgeCount.subtract(1, ordering: .relaxed)
+            let nowObserved = state.isObserved(propertyAt: index)
+            if state.properties[index].members.isEmpty {
+                state.properties.remove(at: index)
+            }
+            return !nowObserved
+        }
+        if transition { hooks.append(registry: self, serial: serial, isObserved: false) }
+    }
+
+    // MARK: Changes
+
+    /// The slow path of a setter: tell every subscription on `serial` (and on `*`).
+    ///
+    /// Under the lock it only marks leaf subscriptions pending; subscriptions that need more
+    /// (immediate mode, or a path running through this property) are handled after unlocking.
+    /// Subscriptions that are already pending cost one atomic exchange and no allocation.
+    func propertyDidChange(owner: ObservableModel, serial: UInt64, oldValue: () -> Any) {
+        var newlyPending: [Subscription] = []
+        var needsWork: [(subscription: Subscription, isLeaf: Bool)] = []
+        withLock { state in
+            for property in state.properties where property.serial == serial || property.serial == PathStep.wildcardSerial {
+                property.members.forEach { subscription, isLeaf in
+                    if subscription.isImmediate || !isLeaf {
+                        needsWork.append((subscription, isLeaf))
+                    } else if subscription.markPending() {
+                        newlyPending.append(subscription)
+                    }
+                }
+            }
+        }
+        if !newlyPending.isEmpty {
+            for subscription in newlyPending {
+                subscription.didBecomePending(changedObject: owner, oldValue: oldValue)
+            }
+            CoalescingQueue.enqueue(newlyPending)
+        }
+        guard !needsWork.isEmpty else { return }
+        var seen = Set<ObjectIdentifier>()
+        for (subscription, isLeaf) in needsWork where seen.insert(ObjectIdentifier(subscription)).inserted {
+            if !isLeaf { subscription.retarget() }
+            subscription.propertyDidChange(changedObject: owner, oldValue: oldValue)
+        }
+    }
+
+    /// Subscriptions on `serial`, for manual triggers and introspection.
+    func observerCount(ofSerial serial: UInt64) -> Int {
+        withLock { state in
+            state.properties.reduce(0) { total, property in
+                property.serial == serial || property.serial == PathStep.wildcardSerial
+                    ? total + property.members.count : total
+            }
+        }
+    }
+
+    /// Serials with at least one observer (`wildcardSerial` for `*`).
+    var observedSerials: [UInt64] {
+        withLock { state in state.properties.map(\.serial) }
+    }
+
+    // MARK: Observer-lifetime subscriptions
+
+    func retain(_ subscription: Subscription) {
+        let accepted = withLock { state -> Bool in
+            guard !state.isDead else { return false }
+            state.retained.append(subscription)
+            return true
+        }
+        if !accepted { subscription.end() }
+    }
+
+    /// Removes and ends the retained subscriptions that match.
+    func endRetained(where matches: (Subscription) -> Bool) {
+        let all = withLock { state in state.retained }
+        let doomed = all.filter { matches($0) || $0.observerIsGone || !$0.isActive }
+        guard !doomed.isEmpty else { return }
+        let ids = Set(doomed.map(ObjectIdentifier.init))
+        for subscription in doomed { subscription.end() }
+        let removed = withLock { state -> [Subscription] in
+            let removed = state.retained.filter { ids.contains(ObjectIdentifier($0)) }
+            state.retained.removeAll { ids.contains(ObjectIdentifier($0)) }
+            return removed
+        }
+        withExtendedLifetime(removed) {}
+    }
+
+    // MARK: Owner lifetime
+
+    /// Called from the owner's deinit: ends the tokens rooted here and retargets paths that
+    /// ran through the owner.
+    func ownerDidDeinit() {
+        let (members, retained) = withLock { state -> ([Subscription], [Subscription]) in
+            state.isDead = true
+            var members: [Subscription] = []
+            for index in state.properties.indices {
+                members.append(contentsOf: state.properties[index].members.removeAll().map(\.0))
+            }
+            state.properties = []
+            defer { state.retained = [] }
+            return (members, state.retained)
+        }
+        var seen = Set<ObjectIdentifier>()
+        for subscription in members + retained where seen.insert(ObjectIdentifier(subscription)).inserted {
+            subscription.objectDidDeinit(ownerID)
+        }
+    }
+}
+
+struct RegistryState {
+    struct PropertyObservers {
+        let serial: UInt64
+        /// Subscriptions, each with whether the edge is a path's leaf.
+        var members = WeakSet<Subscription, Bool>()
+    }
+
+    var properties: [PropertyObservers] = []
+    var retained: [Subscription] = []
+    var isDead = false
+
+    /// Index of the entry for `serial`, creating it if needed. Objects observe few properties,
+    /// so a linear scan beats hashing.
+    mutating func index(of serial: UInt64) -> Int {
+        if let index = properties.firstIndex(where: { $0.serial == serial }) { return index }
+        properties.append(PropertyObservers(serial: serial))
+        return properties.count - 1
+    }
+
+    /// Whether the property at `index` counts as observed (it or `*` has members).
+    func isObserved(propertyAt index: Int) -> Bool {
+        if !properties[index].members.isEmpty { return true }
+        let serial = properties[index].serial
+        if serial == PathStep.wildcardSerial { return false }
+        return properties.contains { $0.serial == PathStep.wildcardSerial && !$0.members.isEmpty }
+    }
+}

@@ -1,0 +1,358 @@
+import Synchronization
+
+/// The state behind one observation: what it watches, where it is attached, and its callback.
+///
+/// A token owns its subscription and ends it on `deinit` or `invalidate()`. Observer-lifetime
+/// observations (`tell`) are owned by the observed object's registry instead. Registries
+/// reference subscriptions unretained (see `WeakSet`); the coalescing queue retains a
+/// subscription only while a delivery is pending.
+///
+/// Locking rule: the subscription lock may be held while taking a registry lock, never the
+/// other way round; no user code and no release of a user object happens under either.
+final class Subscription: Locked<SubscriptionState>, @unchecked Sendable {  // state is guarded by Locked
+    /// What the callback adaptor receives besides the observer and the observed object.
+    struct Delivery {
+        /// The observed value before the first change this tick, for change tokens.
+        var oldValue: Any?
+    }
+
+    typealias Callback = @Sendable (_ observer: AnyObject?, _ root: ObservableModel, _ delivery: Delivery) -> Void
+
+    let queue: CoalescingQueue
+    let options: ObservationOptions
+    let paths: [ObservedPath]
+    let rootID: ObjectIdentifier
+    let rootTypeName: String
+    let site: CreationSite
+    /// Whether a live observer is required for delivery (the `observer:` variants).
+    let hasObserver: Bool
+    let observerID: ObjectIdentifier?
+    /// Whether the setter should hand over the old value (single-property change tokens).
+    let wantsOldValue: Bool
+
+    /// Set from a setter's first change until delivery. An atomic read-modify-write on both
+    /// sides orders the setter's store of the value before the drain's read of it, so the last
+    /// change of a tick is never skipped as "already pending".
+    let pending = Atomic<Bool>(false)
+
+    // Written once in init, read outside the lock: loading a weak reference creates a strong
+    // one, and its release must never happen under a lock (it may run a deinit).
+    private weak var weakRoot: ObservableModel?
+    private weak var weakObserver: AnyObject?
+
+    init(
+        root: ObservableModel,
+        observer: AnyObject?,
+        paths: [ObservedPath],
+        options: ObservationOptions,
+        queue: CoalescingQueue,
+        wantsOldValue: Bool,
+        site: CreationSite,
+        callback: @escaping Callback
+    ) {
+        self.queue = queue
+        self.options = options
+        self.paths = paths
+        self.rootID = ObjectIdentifier(root)
+        self.rootTypeName = String(describing: type(of: root))
+        self.site = site
+        self.hasObserver = observer != nil
+        self.observerID = observer.map(ObjectIdentifier.init)
+        self.wantsOldValue = wantsOldValue
+        self.weakRoot = root
+        self.weakObserver = observer
+        super.init(state: SubscriptionState(callback: callback))
+        LiveCounters.subscriptions.add(1, ordering: .relaxed)
+    }
+
+    deinit {
+        LiveCounters.subscriptions.subtract(1, ordering: .relaxed)
+    }
+
+    var isImmediate: Bool { options.contains(.immediate) }
+    var isActive: Bool { withLock { $0.isActive } }
+    var root: ObservableModel? { weakRoot }
+    var observer: AnyObject? { weakObserver }
+
+    /// True when an observer was given and is gone.
+    var observerIsGone: Bool { hasObserver && weakObserver == nil }
+
+    // MARK: Attaching
+
+    /// Attaches the initial edges. Returns false (and ends) when a path's first step does not
+    /// name an `@Observed` property of the root.
+    func start(root: ObservableModel) -> Bool {
+        let walks = paths.map { $0.walk(from: root) }
+        guard walks.allSatisfy(\.firstStepResolved) else {
+            end()
+            return false
+        }
+        let hooks = withLock { state in
+            state.lastEndpoint = walks.first?.endpoint
+            return apply(walks.flatMap(\.edges), to: &state)
+        }
+        hooks.run()
+        return true
+    }
+
+    /// Re-walks every path from the root and moves the edges to where the paths run now.
+    ///
+    /// Walking happens outside the lock (it creates strong references to model objects, whose
+    /// release may deinit them). A walk that started before a newer one is dropped: the newer
+    /// walk saw a later state.
+    func retarget() {
+        guard let root = weakRoot else { return }
+        let generation = withLock { state -> UInt64? in
+            guard state.isActive else { return nil }
+            state.walkGeneration &+= 1
+            return state.walkGeneration
+        }
+        guard let generation else { return }
+        let edges = paths.flatMap { $0.walk(from: root).edges }
+        let hooks = withLock { state -> ObservationStateHooks in
+            guard state.isActive, state.walkGeneration == generation else { return ObservationStateHooks() }
+            return apply(edges, to: &state)
+        }
+        hooks.run()
+        withExtendedLifetime(edges) {}
+    }
+
+    /// Makes `state.edges` match `keys`, keeping edges that are already in place.
+    private func apply(_ keys: [ObservedPath.EdgeKey], to state: inout SubscriptionState) -> ObservationStateHooks {
+        var hooks = ObservationStateHooks()
+        var remaining = state.edges
+        var next: [Edge] = []
+        next.reserveCapacity(keys.count)
+        for key in keys {
+            let registry = key.object.registry
+            if let index = remaining.firstIndex(where: {
+                $0.registry === registry && $0.serial == key.serial && $0.isLeaf == key.isLeaf
+            }) {
+                next.append(remaining.remove(at: index))
+            } else if let slot = registry.attach(self, serial: key.serial, isLeaf: key.isLeaf, owner: key.object, hooks: &hooks) {
+                next.append(Edge(registry: registry, serial: key.serial, slot: slot, isLeaf: key.isLeaf))
+            }
+        }
+        for edge in remaining {
+            edge.registry.detach(serial: edge.serial, slot: edge.slot, hooks: &hooks)
+        }
+        state.edges = next
+        return hooks
+    }
+
+    // MARK: Ending
+
+    /// Ends the observation: no callback runs after this returns (except one already running
+    /// on another thread), the closure is released, and every edge is detached.
+    /// Idempotent and safe from any thread.
+    func end() {
+        let taken = withLock { state -> EndedState? in
+            guard state.isActive else { return nil }
+            state.isActive = false
+            defer {
+                state.edges = []
+                state.callback = nil
+                state.retainedRoot = nil
+                state.oldValue = nil
+            }
+            return EndedState(edges: state.edges, callback: state.callback, retainedRoot: state.retainedRoot, oldValue: state.oldValue)
+        }
+        guard let taken else { return }
+        var hooks = ObservationStateHooks()
+        for edge in taken.edges {
+            edge.registry.detach(serial: edge.serial, slot: edge.slot, hooks: &hooks)
+        }
+        hooks.run()
+        // `taken` (closure, retained root, old value) is released here, outside every lock.
+    }
+
+    private struct EndedState {
+        let edges: [Edge]
+        let callback: Callback?
+        let retainedRoot: ObservableModel?
+        let oldValue: Any?
+    }
+
+    /// Called by a registry whose object deinitialized while this subscription had edges there.
+    func objectDidDeinit(_ id: ObjectIdentifier) {
+        if id == rootID {
+            let wasActive = isActive
+            end()
+            if wasActive { noticeRootDeinit() }
+        } else {
+            // An intermediate object vanished: the path now ends earlier, which is a change.
+            retarget()
+            propertyDidChange(changedObject: nil) { nil }
+        }
+    }
+
+    private func noticeRootDeinit() {
+        guard let observer = weakObserver as? ObservedObjectDeinitObserver else { return }
+        let notice = ObservedObjectDeinitNotice(objectID: rootID, typeName: rootTypeName, site: site)
+        let box = WeakObserverBox(observer)
+        let deliver: @Sendable () -> Void = {
+            (box.object as? ObservedObjectDeinitObserver)?.observedObjectDidDeinit(notice)
+        }
+        if isImmediate {
+            deliver()
+        } else {
+            queue.enqueueNotice(deliver)
+        }
+    }
+
+    // MARK: Changes
+
+    /// Marks the subscription pending. Returns true when it was not pending before, which makes
+    /// the caller responsible for enqueueing it.
+    @inline(__always)
+    func markPending() -> Bool {
+        !pending.exchange(true, ordering: .acquiringAndReleasing)
+    }
+
+    /// After `markPending()` returned true: retain the object until delivery (so its observers
+    /// run before it goes away) and keep the first old value of the tick.
+    func didBecomePending(changedObject: ObservableModel?, oldValue: () -> Any?) {
+        let root: ObservableModel? =
+            if let changedObject, ObjectIdentifier(changedObject) == rootID { changedObject } else { weakRoot }
+        let released = withLock { state -> ObservableModel? in
+            guard state.isActive else { return nil }
+            let previous = state.retainedRoot
+            state.retainedRoot = root
+            if wantsOldValue, state.oldValue == nil {
+                state.oldValue = oldValue()
+            }
+            return previous
+        }
+        withExtendedLifetime(released) {}
+    }
+
+    /// A property this subscription watches changed (or a path object vanished).
+    func propertyDidChange(changedObject: ObservableModel?, oldValue: () -> Any?) {
+        if isImmediate {
+            deliverNow(oldValue: oldValue())
+        } else if markPending() {
+            didBecomePending(changedObject: changedObject, oldValue: oldValue)
+            queue.enqueue(self)
+        }
+    }
+
+    // MARK: Delivering
+
+    enum Outcome {
+        case delivered
+        case skipped
+        /// Already delivered in this drain; stays pending for the next tick.
+        case deferred
+    }
+
+    private enum Action {
+        case skip
+        case deferToNextTick
+        case endBecauseGone(ObservableModel?)
+        case call(Callback, ObservableModel, Any?)
+    }
+
+    /// Delivers one pending change from a drain of `queue`.
+    func deliver(drainID: UInt64) -> Outcome {
+        let root = weakRoot
+        let observer = weakObserver
+        let action = withLock { state -> Action in
+            guard state.isActive else { return .skip }
+            if state.firedInDrain == drainID { return .deferToNextTick }
+            guard pending.exchange(false, ordering: .acquiringAndReleasing) else { return .skip }
+            state.firedInDrain = drainID
+            let retained = state.retainedRoot
+            state.retainedRoot = nil
+            let oldValue = state.oldValue
+            state.oldValue = nil
+            guard let target = retained ?? root, let callback = state.callback,
+                !hasObserver || observer != nil
+            else { return .endBecauseGone(retained) }
+            return .call(callback, target, oldValue)
+        }
+        switch action {
+        case .skip:
+            return .skipped
+        case .deferToNextTick:
+            return .deferred
+        case .endBecauseGone:
+            end()
+            return .skipped
+        case .call(let callback, let target, let oldValue):
+            guard endpointChanged(root: target) else { return .skipped }
+            callback(observer, target, Delivery(oldValue: oldValue))
+            return .delivered
+        }
+    }
+
+    /// Runs the callback now on the calling thread, if the observation is active and both ends
+    /// are alive. Used by immediate mode, `.initial` and `fire()`.
+    @discardableResult
+    func deliverNow(oldValue: Any?) -> Bool {
+        let root = weakRoot
+        let observer = weakObserver
+        let callback = withLock { state in state.isActive ? state.callback : nil }
+        guard let callback, let root else { return false }
+        guard !hasObserver || observer != nil else {
+            end()
+            return false
+        }
+        guard endpointChanged(root: root) else { return false }
+        callback(observer, root, Delivery(oldValue: oldValue))
+        return true
+    }
+
+    /// Queues one delivery in this tick without any change.
+    func schedule() {
+        guard isActive, markPending() else { return }
+        didBecomePending(changedObject: nil) { nil }
+        queue.enqueue(self)
+    }
+
+    /// With `.endpointChanges`, whether the endpoint differs from the last one seen.
+    private func endpointChanged(root: ObservableModel) -> Bool {
+        guard options.contains(.endpointChanges), let path = paths.first else { return true }
+        let now = path.endpoint(from: root)
+        let previous = withLock { state -> ObservedPath.Endpoint? in
+            defer { state.lastEndpoint = now }
+            return state.lastEndpoint
+        }
+        return previous.map { !$0.isSame(as: now) } ?? true
+    }
+
+    // MARK: Introspection
+
+    var edgeCount: Int { withLock { $0.edges.count } }
+}
+
+/// One attachment of a subscription to a property (or `*`) of one object.
+struct Edge {
+    let registry: Registry
+    let serial: UInt64
+    let slot: Int
+    let isLeaf: Bool
+}
+
+struct SubscriptionState {
+    var isActive = true
+    var callback: Subscription.Callback?
+    var edges: [Edge] = []
+    var walkGeneration: UInt64 = 0
+    var retainedRoot: ObservableModel?
+    var firedInDrain: UInt64 = 0
+    var oldValue: Any?
+    var lastEndpoint: ObservedPath.Endpoint?
+}
+
+/// Where a token was created, for debug descriptions.
+struct CreationSite: Sendable, CustomStringConvertible {
+    let fileID: StaticString
+    let line: UInt
+    var description: String { "\(fileID):\(line)" }
+}
+
+/// A weak reference that can cross threads; only ever loaded, never stored to again.
+final class WeakObserverBox: @unchecked Sendable {
+    weak var object: AnyObject?
+    init(_ object: AnyObject) { self.object = object }
+}

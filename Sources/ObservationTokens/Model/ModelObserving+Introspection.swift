@@ -1,0 +1,63 @@
+extension ObservableModel {
+    /// The names of the properties that have at least one observer right now, in declaration
+    /// order; `"*"` stands for observations of every property.
+    ///
+    /// ```swift
+    /// print(address.observedProperties)   // ["zipCode"]
+    /// ```
+    ///
+    /// - Complexity: Reflection over the object; for tools and debugging.
+    public final var observedProperties: [String] {
+        guard let registry = registrySlot.load() else { return [] }
+        let serials = Set(registry.observedSerials)
+        var names = PropertyTable(self).entries.filter { serials.contains($0.storage.serial) }.map(\.name)
+        if serials.contains(PathStep.wildcardSerial) { names.append("*") }
+        return names
+    }
+
+    /// The number of observations that watch the named property, including those that watch
+    /// `*` and paths that run through the property. Unknown names count 0.
+    public final func observerCount(ofProperty name: String) -> Int {
+        guard let registry = registrySlot.load() else { return 0 }
+        if name == "*" { return registry.observerCount(ofSerial: PathStep.wildcardSerial) }
+        guard let entry = PropertyTable(self).entry(named: name) else { return 0 }
+        return registry.observerCount(ofSerial: entry.storage.serial)
+    }
+
+    /// Notifies the observers of the named property as if it had been set, for storage that
+    /// changed without going through the setter. Unknown names do nothing.
+    ///
+    /// Change tokens report `old == new`, since the old value is not known.
+    public final func propertyDidChange(named name: String) {
+        guard _edgeCount.load(ordering: .relaxed) != 0, let entry = PropertyTable(self).entry(named: name) else {
+            return
+        }
+        let current = entry.storage.anyValue
+        _propertyDidChange(serial: entry.storage.serial) { current }
+    }
+}
+
+extension ModelObserving where Self: ObservableModel {
+    /// The number of observations that watch `keyPath`, including `*` and paths through it.
+    ///
+    /// ```swift
+    /// address.observerCount(of: \.zipCode)   // 2
+    /// ```
+    public func observerCount(of keyPath: PartialKeyPath<Self>) -> Int {
+        guard let registry = registrySlot.load(),
+            let serial = PathStep.key(TypedKey(partial: keyPath)).resolve(on: self)?.serial
+        else { return 0 }
+        return registry.observerCount(ofSerial: serial)
+    }
+
+    /// Notifies the observers of `keyPath` as if it had been set: the manual trigger for
+    /// storage changed without the setter. Paths through the property are retargeted.
+    ///
+    /// Change tokens report `old == new`, since the old value is not known.
+    public func propertyDidChange(_ keyPath: PartialKeyPath<Self>) {
+        guard _edgeCount.load(ordering: .relaxed) != 0,
+            let (serial, current) = PathStep.key(TypedKey(partial: keyPath)).resolve(on: self)
+        else { return }
+        _propertyDidChange(serial: serial) { current }
+    }
+}

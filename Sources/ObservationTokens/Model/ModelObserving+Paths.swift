@@ -1,0 +1,159 @@
+extension ModelObserving where Self: ObservableModel {
+    /// Observes a key path chain: fires when any element along the path changes.
+    ///
+    /// When a middle object is replaced, the token stops watching the old object's rest of the
+    /// path and starts watching the new one's; while a middle element is nil, the token waits
+    /// and attaches when it becomes non-nil. The chain retains no intermediate object.
+    ///
+    /// ```swift
+    /// let zipCode = KeyPathChain(\UserCache.currentUser).then(\.address).then(\.zipCode)
+    /// let token = cache.observe(zipCode) { cache, zipCode in
+    ///     print(zipCode ?? "no address")   // nil while unreachable
+    /// }
+    /// ```
+    ///
+    /// By default every change along the path fires, even when the endpoint stays unreachable
+    /// (nil → nil). Pass `.endpointChanges` to fire only when the endpoint's value changed.
+    ///
+    /// - Parameters:
+    ///   - chain: The path, rooted at the receiver.
+    ///   - options: `.initial`, `.immediate`, `.endpointChanges`; see ``ObservationOptions``.
+    ///   - queue: Where callbacks are delivered; the main thread by default.
+    ///   - callback: Receives the observed object and the endpoint's value at delivery.
+    /// - Returns: The token that keeps the observation alive.
+    /// - Complexity: O(*n*) in the chain's length to attach, and again for each change of a
+    ///   middle element.
+    public func observe<Value>(
+        _ chain: KeyPathChain<Self, Value>,
+        options: ObservationOptions = [],
+        queue: CoalescingQueue = .main,
+        fileID: StaticString = #fileID,
+        line: UInt = #line,
+        _ callback: @escaping @Sendable (Self, Value) -> Void
+    ) -> ObservationToken {
+        makeToken(
+            paths: [chain.path], observer: nil, options: options, queue: queue,
+            site: CreationSite(fileID: fileID, line: line)
+        ) { _, root, _ in
+            let model = unsafeDowncast(root, to: Self.self)
+            callback(model, chain.evaluate(model))
+        }
+    }
+
+    /// Observes a key path chain on behalf of `observer`, held weakly.
+    ///
+    /// ```swift
+    /// cache.observe(KeyPathChain(\.currentUser).then(\.address).then(\.zipCode), observer: self) { label, cache in
+    ///     label.refresh()
+    /// }
+    /// .store(in: &tokens)
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - chain: The path, rooted at the receiver.
+    ///   - observer: The object the callback works on; held weakly.
+    ///   - options: `.initial`, `.immediate`, `.endpointChanges`; see ``ObservationOptions``.
+    ///   - queue: Where callbacks are delivered; the main thread by default.
+    ///   - callback: Receives the observer and the observed object.
+    /// - Returns: The token that keeps the observation alive.
+    public func observe<Observer: AnyObject, Value>(
+        _ chain: KeyPathChain<Self, Value>,
+        observer: Observer,
+        options: ObservationOptions = [],
+        queue: CoalescingQueue = .main,
+        fileID: StaticString = #fileID,
+        line: UInt = #line,
+        _ callback: @escaping @Sendable (Observer, Self) -> Void
+    ) -> ObservationToken {
+        makeToken(
+            paths: [chain.path], observer: observer, options: options, queue: queue,
+            site: CreationSite(fileID: fileID, line: line)
+        ) { observer, root, _ in
+            callback(unsafeDowncast(observer!, to: Observer.self), unsafeDowncast(root, to: Self.self))
+        }
+    }
+
+    /// Observes a dotted string key path, resolved at run time against property names.
+    ///
+    /// Components are `@Observed` property names, as declared. `*` stands for every
+    /// `@Observed` property of the object at that level (one level only); in the middle of a
+    /// path it follows into every property that holds a model.
+    ///
+    /// ```swift
+    /// let token = try cache.observe(path: "currentUser.address.zipCode") { cache in … }
+    /// let any = try address.observe(path: "*") { address in … }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - path: The dotted path, rooted at the receiver.
+    ///   - options: `.initial`, `.immediate`, `.endpointChanges`; see ``ObservationOptions``.
+    ///   - queue: Where callbacks are delivered; the main thread by default.
+    ///   - callback: Receives the observed object.
+    /// - Returns: The token that keeps the observation alive.
+    /// - Throws: ``KeyPathError`` naming the bad component and the type it was looked up on.
+    /// - Complexity: Reflection over each object on the path (microseconds); prefer typed
+    ///   chains on hot paths.
+    public func observe(
+        path: String,
+        options: ObservationOptions = [],
+        queue: CoalescingQueue = .main,
+        fileID: StaticString = #fileID,
+        line: UInt = #line,
+        _ callback: @escaping @Sendable (Self) -> Void
+    ) throws(KeyPathError) -> ObservationToken {
+        try observe(paths: [path], options: options, queue: queue, fileID: fileID, line: line, callback)
+    }
+
+    /// Observes several dotted string key paths with one token: one callback per tick.
+    ///
+    /// - Parameters:
+    ///   - paths: Dotted paths, rooted at the receiver.
+    ///   - options: `.initial`, `.immediate`, `.endpointChanges`; see ``ObservationOptions``.
+    ///   - queue: Where callbacks are delivered; the main thread by default.
+    ///   - callback: Receives the observed object.
+    /// - Returns: The token that keeps the observation alive.
+    /// - Throws: ``KeyPathError`` for the first bad path.
+    public func observe(
+        paths: [String],
+        options: ObservationOptions = [],
+        queue: CoalescingQueue = .main,
+        fileID: StaticString = #fileID,
+        line: UInt = #line,
+        _ callback: @escaping @Sendable (Self) -> Void
+    ) throws(KeyPathError) -> ObservationToken {
+        var parsed: [ObservedPath] = []
+        for path in paths { parsed.append(try StringKeyPath.parse(path, root: self)) }
+        return makeToken(
+            paths: parsed, observer: nil, options: options, queue: queue,
+            site: CreationSite(fileID: fileID, line: line)
+        ) { _, root, _ in callback(unsafeDowncast(root, to: Self.self)) }
+    }
+
+    /// Observes a dotted string key path on behalf of `observer`, held weakly.
+    ///
+    /// - Parameters:
+    ///   - path: The dotted path, rooted at the receiver.
+    ///   - observer: The object the callback works on; held weakly.
+    ///   - options: `.initial`, `.immediate`, `.endpointChanges`; see ``ObservationOptions``.
+    ///   - queue: Where callbacks are delivered; the main thread by default.
+    ///   - callback: Receives the observer and the observed object.
+    /// - Returns: The token that keeps the observation alive.
+    /// - Throws: ``KeyPathError`` naming the bad component and the type it was looked up on.
+    public func observe<Observer: AnyObject>(
+        path: String,
+        observer: Observer,
+        options: ObservationOptions = [],
+        queue: CoalescingQueue = .main,
+        fileID: StaticString = #fileID,
+        line: UInt = #line,
+        _ callback: @escaping @Sendable (Observer, Self) -> Void
+    ) throws(KeyPathError) -> ObservationToken {
+        let parsed = try StringKeyPath.parse(path, root: self)
+        return makeToken(
+            paths: [parsed], observer: observer, options: options, queue: queue,
+            site: CreationSite(fileID: fileID, line: line)
+        ) { observer, root, _ in
+            callback(unsafeDowncast(observer!, to: Observer.self), unsafeDowncast(root, to: Self.self))
+        }
+    }
+}

@@ -1,0 +1,222 @@
+/// The observation methods of ``ObservableModel``, with key paths typed on the receiver.
+///
+/// ``ObservableModel`` conforms; you never conform a type yourself. The protocol exists so the
+/// methods can name `Self` in key paths and callbacks.
+public protocol ModelObserving: AnyObject {}
+
+extension ObservableModel: ModelObserving {}
+
+extension ModelObserving where Self: ObservableModel {
+    /// Observes one property; the callback receives the observed object.
+    ///
+    /// ```swift
+    /// let token = address.observe(\.zipCode) { address in
+    ///     print("zip code is now", address.zipCode)
+    /// }
+    /// ```
+    ///
+    /// Keep the returned token: the observation ends when it deinitializes. The callback runs
+    /// once per tick at most, on `queue`'s target, however often the property changed.
+    ///
+    /// - Parameters:
+    ///   - keyPath: An `@Observed` property of the receiver. Any other key path returns a token
+    ///     that has already ended (`isValid == false`).
+    ///   - options: `.initial`, `.immediate`; see ``ObservationOptions``.
+    ///   - queue: Where callbacks are delivered; the main thread by default.
+    ///   - callback: Receives the observed object. Use it instead of capturing the object, so
+    ///     the closure holds no strong reference to it.
+    /// - Returns: The token that keeps the observation alive.
+    /// - Complexity: O(1) plus one key path application.
+    public func observe<Value>(
+        _ keyPath: KeyPath<Self, Value>,
+        options: ObservationOptions = [],
+        queue: CoalescingQueue = .main,
+        fileID: StaticString = #fileID,
+        line: UInt = #line,
+        _ callback: @escaping @Sendable (Self) -> Void
+    ) -> ObservationToken {
+        makeToken(
+            paths: [ObservedPath(steps: [.key(TypedKey(keyPath))])], observer: nil, options: options,
+            queue: queue, site: CreationSite(fileID: fileID, line: line)
+        ) { _, root, _ in callback(unsafeDowncast(root, to: Self.self)) }
+    }
+
+    /// Observes one property on behalf of `observer`, which the token holds weakly.
+    ///
+    /// ```swift
+    /// address.observe(\.zipCode, observer: self) { label, address in
+    ///     label.text = address.zipCode
+    /// }
+    /// .store(in: &tokens)
+    /// ```
+    ///
+    /// The callback receives both objects as arguments, so it never needs to capture `self`.
+    /// If the observer is gone at delivery, the callback doesn't run and the token ends.
+    ///
+    /// - Parameters:
+    ///   - keyPath: An `@Observed` property of the receiver.
+    ///   - observer: The object the callback works on; held weakly.
+    ///   - options: `.initial`, `.immediate`; see ``ObservationOptions``.
+    ///   - queue: Where callbacks are delivered; the main thread by default.
+    ///   - callback: Receives the observer and the observed object.
+    /// - Returns: The token that keeps the observation alive.
+    public func observe<Observer: AnyObject, Value>(
+        _ keyPath: KeyPath<Self, Value>,
+        observer: Observer,
+        options: ObservationOptions = [],
+        queue: CoalescingQueue = .main,
+        fileID: StaticString = #fileID,
+        line: UInt = #line,
+        _ callback: @escaping @Sendable (Observer, Self) -> Void
+    ) -> ObservationToken {
+        makeToken(
+            paths: [ObservedPath(steps: [.key(TypedKey(keyPath))])], observer: observer, options: options,
+            queue: queue, site: CreationSite(fileID: fileID, line: line)
+        ) { observer, root, _ in
+            callback(unsafeDowncast(observer!, to: Observer.self), unsafeDowncast(root, to: Self.self))
+        }
+    }
+
+    /// Observes several properties with one token: one callback per tick, however many of them
+    /// changed.
+    ///
+    /// ```swift
+    /// let token = person.observe([\.firstName, \.lastName]) { person in
+    ///     print(person.firstName, person.lastName)
+    /// }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - keyPaths: `@Observed` properties of the receiver. If any of them is not, the token
+    ///     has already ended.
+    ///   - options: `.initial`, `.immediate`; see ``ObservationOptions``.
+    ///   - queue: Where callbacks are delivered; the main thread by default.
+    ///   - callback: Receives the observed object.
+    /// - Returns: The token that keeps the observation alive.
+    public func observe(
+        _ keyPaths: [PartialKeyPath<Self>],
+        options: ObservationOptions = [],
+        queue: CoalescingQueue = .main,
+        fileID: StaticString = #fileID,
+        line: UInt = #line,
+        _ callback: @escaping @Sendable (Self) -> Void
+    ) -> ObservationToken {
+        makeToken(
+            paths: keyPaths.map { ObservedPath(steps: [.key(TypedKey(partial: $0))]) }, observer: nil,
+            options: options, queue: queue, site: CreationSite(fileID: fileID, line: line)
+        ) { _, root, _ in callback(unsafeDowncast(root, to: Self.self)) }
+    }
+
+    /// Observes several properties with one token on behalf of `observer`, held weakly.
+    ///
+    /// - Parameters:
+    ///   - keyPaths: `@Observed` properties of the receiver.
+    ///   - observer: The object the callback works on; held weakly.
+    ///   - options: `.initial`, `.immediate`; see ``ObservationOptions``.
+    ///   - queue: Where callbacks are delivered; the main thread by default.
+    ///   - callback: Receives the observer and the observed object.
+    /// - Returns: The token that keeps the observation alive.
+    public func observe<Observer: AnyObject>(
+        _ keyPaths: [PartialKeyPath<Self>],
+        observer: Observer,
+        options: ObservationOptions = [],
+        queue: CoalescingQueue = .main,
+        fileID: StaticString = #fileID,
+        line: UInt = #line,
+        _ callback: @escaping @Sendable (Observer, Self) -> Void
+    ) -> ObservationToken {
+        makeToken(
+            paths: keyPaths.map { ObservedPath(steps: [.key(TypedKey(partial: $0))]) }, observer: observer,
+            options: options, queue: queue, site: CreationSite(fileID: fileID, line: line)
+        ) { observer, root, _ in
+            callback(unsafeDowncast(observer!, to: Observer.self), unsafeDowncast(root, to: Self.self))
+        }
+    }
+
+    /// Observes several properties with one token, listed as arguments.
+    ///
+    /// ```swift
+    /// let token = person.observe(\.firstName, \.lastName) { person in … }
+    /// ```
+    public func observe(
+        _ first: PartialKeyPath<Self>,
+        _ second: PartialKeyPath<Self>,
+        _ more: PartialKeyPath<Self>...,
+        options: ObservationOptions = [],
+        queue: CoalescingQueue = .main,
+        fileID: StaticString = #fileID,
+        line: UInt = #line,
+        _ callback: @escaping @Sendable (Self) -> Void
+    ) -> ObservationToken {
+        observe([first, second] + more, options: options, queue: queue, fileID: fileID, line: line, callback)
+    }
+
+    /// Observes one property and reports its old and new value.
+    ///
+    /// `change.old` is the value before the first change in this tick; `change.new` is the
+    /// value when the callback runs. For `.initial`, `fire()` and `schedule()` deliveries with
+    /// no change, `old == new`.
+    ///
+    /// ```swift
+    /// let token = account.observeChanges(\.balance) { account, change in
+    ///     print("balance went from", change.old, "to", change.new)
+    /// }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - keyPath: An `@Observed` property of the receiver.
+    ///   - options: `.initial`, `.immediate`; see ``ObservationOptions``.
+    ///   - queue: Where callbacks are delivered; the main thread by default.
+    ///   - callback: Receives the observed object and the change.
+    /// - Returns: The token that keeps the observation alive.
+    public func observeChanges<Value>(
+        _ keyPath: KeyPath<Self, Value>,
+        options: ObservationOptions = [],
+        queue: CoalescingQueue = .main,
+        fileID: StaticString = #fileID,
+        line: UInt = #line,
+        _ callback: @escaping @Sendable (Self, PropertyChange<Value>) -> Void
+    ) -> ObservationToken {
+        let key = TypedKey(keyPath)
+        return makeToken(
+            paths: [ObservedPath(steps: [.key(key)])], observer: nil, options: options, queue: queue,
+            wantsOldValue: true, site: CreationSite(fileID: fileID, line: line)
+        ) { _, root, delivery in
+            let new = key.read(root) as! Value
+            let old = (delivery.oldValue as? Value) ?? new
+            callback(unsafeDowncast(root, to: Self.self), PropertyChange(old: old, new: new))
+        }
+    }
+}
+
+extension ObservableModel {
+    /// Creates the subscription and its token, attaches it, and runs `.initial`.
+    final func makeToken(
+        paths: [ObservedPath],
+        observer: AnyObject?,
+        options: ObservationOptions,
+        queue: CoalescingQueue,
+        wantsOldValue: Bool = false,
+        site: CreationSite,
+        callback: @escaping Subscription.Callback
+    ) -> ObservationToken {
+        let subscription = Subscription(
+            root: self, observer: observer, paths: paths, options: options, queue: queue,
+            wantsOldValue: wantsOldValue, site: site, callback: callback
+        )
+        let token = ObservationToken(subscription: subscription)
+        start(subscription)
+        return token
+    }
+
+    /// Attaches a new subscription and runs `.initial`. A subscription whose paths don't
+    /// start with an `@Observed` property of `self` ends at once.
+    @discardableResult
+    final func start(_ subscription: Subscription) -> Bool {
+        guard subscription.start(root: self) else { return false }
+        if subscription.options.contains(.initial) {
+            subscription.deliverNow(oldValue: nil)
+        }
+        return true
+    }
+}

@@ -1,0 +1,65 @@
+import Synchronization
+
+/// The base class for model objects whose `@Observed` properties can be observed with tokens.
+///
+/// Subclass it and mark each observable stored property with ``Observed``:
+///
+/// ```swift
+/// final class Person: ObservableModel {
+///     @Observed var firstName = ""
+///     @Observed var lastName = ""
+/// }
+///
+/// let person = Person()
+/// let token = person.observe(\.firstName) { person in
+///     print("now", person.firstName)
+/// }
+/// person.firstName = "Ada"   // one callback at the end of this tick, on the main thread
+/// ```
+///
+/// The object keeps a weak set of the tokens that observe it; it never retains them, and tokens
+/// never retain it. When it deinitializes, every token rooted at it ends, and observers that
+/// adopt ``ObservedObjectDeinitObserver`` are told.
+///
+/// > Note: From the moment an observed property is set until that change is delivered, the
+/// > object is retained by the pending delivery, so its observers run before it goes away.
+open class ObservableModel {
+    /// Number of live observation edges on this object; 0 lets setters skip all bookkeeping.
+    @usableFromInline
+    final let _edgeCount = Atomic<Int>(0)
+
+    /// Per-object token bookkeeping, created on first observation.
+    final let registrySlot = AtomicLazyReference<Registry>()
+
+    /// Creates an object with no observers.
+    public init() {}
+
+    deinit {
+        registrySlot.load()?.ownerDidDeinit()
+    }
+
+    /// The registry, created on first use.
+    final var registry: Registry {
+        if let existing = registrySlot.load() { return existing }
+        return registrySlot.storeIfNil(Registry(owner: self))
+    }
+
+    /// Slow path of an `@Observed` setter: the object has tokens and the value really changed.
+    @usableFromInline
+    final func _propertyDidChange(serial: UInt64, oldValue: () -> Any) {
+        registrySlot.load()?.propertyDidChange(owner: self, serial: serial, oldValue: oldValue)
+    }
+
+    /// Called when the number of observers of a property goes from 0 to 1 or from 1 to 0.
+    ///
+    /// Override it to load data only while someone is interested in it. Observing `*` counts
+    /// as observing every property. The default implementation does nothing.
+    ///
+    /// - Parameters:
+    ///   - property: The property's name as declared, such as `"zipCode"`.
+    ///   - isObserved: `true` when the first observer arrived, `false` when the last one left.
+    ///
+    /// > Note: Called with no lock held, on the thread that created or ended the observation,
+    /// > which may be a token's deinit. Don't assume the main thread.
+    open func observationStateDidChange(forProperty property: String, isObserved: Bool) {}
+}

@@ -1,0 +1,32 @@
+/// Adopt this protocol on an observer to learn when an object it observes deinitializes.
+///
+/// When an observed object goes away, every token rooted at it ends. If the token's observer
+/// adopts this protocol, it is told once per token, on the token's queue (immediately, on the
+/// deinitializing thread, for `.immediate` tokens).
+///
+/// ```swift
+/// final class AddressLabel: ObservedObjectDeinitObserver {
+///     var token: ObservationToken?
+///     func observedObjectDidDeinit(_ notice: ObservedObjectDeinitNotice) {
+///         token = nil   // already ended; drop it
+///     }
+/// }
+/// ```
+public protocol ObservedObjectDeinitObserver: AnyObject {
+    /// Called once for each token of this observer whose observed object deinitialized.
+    func observedObjectDidDeinit(_ notice: ObservedObjectDeinitNotice)
+}
+
+/// What an ``ObservedObjectDeinitObserver`` learns about an object that went away.
+public struct ObservedObjectDeinitNotice: Sendable, CustomStringConvertible {
+    /// The identity the object had; it may be reused by a new object from now on.
+    public let objectID: ObjectIdentifier
+    /// The object's dynamic type name.
+    public let typeName: String
+    let site: CreationSite
+
+    /// Where the ended token was created (`file:line`).
+    public var tokenCreationSite: String { site.description }
+
+    public var description: String { "\(typeName) deinitialized; token created at \(site)" }
+}

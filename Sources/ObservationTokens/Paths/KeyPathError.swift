@@ -1,0 +1,45 @@
+/// Why a string key path was rejected.
+///
+/// Every case names the offending component and, where one was involved, the type it was
+/// looked up on.
+///
+/// ```swift
+/// do {
+///     let token = try cache.observe(path: "currentUser.adress.zipCode") { _ in }
+/// } catch {
+///     print(error)   // unknown property 'adress' on User (component 2 of "currentUser.adress.zipCode")
+/// }
+/// ```
+public enum KeyPathError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The path is the empty string.
+    case emptyPath
+    /// A component between dots is empty, as in `"a..b"` or `".a"`.
+    case emptyComponent(path: String, position: Int)
+    /// The type has no `@Observed` property of that name.
+    case unknownProperty(String, type: String, path: String, position: Int)
+    /// The component follows a property whose type is not an ``ObservableModel``.
+    case notObservable(String, type: String, path: String, position: Int)
+    /// The component uses syntax that is reserved (collection elements) or not allowed
+    /// (characters that can't appear in a Swift property name).
+    case unsupportedComponent(String, path: String, position: Int)
+
+    public var description: String {
+        switch self {
+        case .emptyPath:
+            "empty key path"
+        case .emptyComponent(let path, let position):
+            "empty component \(position) in \(Self.quoted(path))"
+        case .unknownProperty(let name, let type, let path, let position):
+            "unknown property '\(name)' on \(type) (component \(position) of \(Self.quoted(path)))"
+        case .notObservable(let name, let type, let path, let position):
+            "'\(name)' is looked up on \(type), which is not an ObservableModel (component \(position) of \(Self.quoted(path)))"
+        case .unsupportedComponent(let name, let path, let position):
+            "unsupported component '\(name)' (component \(position) of \(Self.quoted(path)))"
+        }
+    }
+
+    /// Quotes a path for messages, shortening very long ones.
+    private static func quoted(_ path: String) -> String {
+        path.count > 120 ? "\"\(path.prefix(117))...\"" : "\"\(path)\""
+    }
+}

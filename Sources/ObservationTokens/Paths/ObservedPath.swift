@@ -1,0 +1,123 @@
+/// One key path that a subscription watches, rooted at the token's observed object.
+///
+/// A path is a list of steps. Walking it from the root yields the edges to attach — one per
+/// (object, property) the path currently runs through — and the endpoint value. Walking again
+/// after a middle property changes yields the new edges; the subscription attaches the
+/// difference, so retargeting costs O(path length).
+struct ObservedPath: Sendable {
+    let steps: [PathStep]
+
+    init(steps: [PathStep]) {
+        self.steps = steps
+    }
+
+    /// The path as dotted property names, resolved against `root` where it is still reachable.
+    /// Uses reflection; for debug output only.
+    func describe(from root: ObservableModel?) -> String {
+        var names: [String] = []
+        var object = root
+        for step in steps {
+            switch step {
+            case .wildcard:
+                names.append("*")
+                object = nil
+            case .name(let name):
+                names.append(name)
+                object = object.flatMap { step.value(on: $0) }.flatMap(PathStep.model(in:))
+            case .key:
+                if let current = object, let (serial, value) = step.resolve(on: current),
+                    let name = PropertyTable(current).name(ofSerial: serial)
+                {
+                    names.append(name)
+                    object = PathStep.model(in: value)
+                } else {
+                    names.append("<key path>")
+                    object = nil
+                }
+            }
+        }
+        return names.joined(separator: ".")
+    }
+
+    /// A place the path currently runs through.
+    struct EdgeKey {
+        let object: ObservableModel
+        /// The property's storage serial, or `PathStep.wildcardSerial` for `*`.
+        let serial: UInt64
+        let isLeaf: Bool
+    }
+
+    /// The end of a path, as seen at one moment.
+    enum Endpoint {
+        /// Some object on the way was nil, not observable, or gone.
+        case unreachable
+        case value(Any)
+
+        func isSame(as other: Endpoint) -> Bool {
+            switch (self, other) {
+            case (.unreachable, .unreachable): true
+            case (.value(let lhs), .value(let rhs)): anyValuesAreIdentical(lhs, rhs)
+            default: false
+            }
+        }
+    }
+
+    struct Walk {
+        var edges: [EdgeKey] = []
+        var endpoint: Endpoint = .unreachable
+        /// False when the root itself can't resolve the first step (a registration error).
+        var firstStepResolved = false
+    }
+
+    /// Walks the path from `root`, recording every edge on the way.
+    ///
+    /// Iterative, so a path of any length can't exhaust the stack. A `*` in the middle fans
+    /// out; each (object, step) pair is visited once, so cycles in the object graph can't make
+    /// the walk blow up.
+    func walk(from root: ObservableModel) -> Walk {
+        var walk = Walk()
+        var work: [(object: ObservableModel, index: Int)] = [(root, 0)]
+        var visited = Set<VisitKey>()
+        let fansOut = steps.dropLast().contains { if case .wildcard = $0 { true } else { false } }
+        while let (object, index) = work.popLast() {
+            if fansOut, !visited.insert(VisitKey(object: ObjectIdentifier(object), index: index)).inserted { continue }
+            let isLeaf = index == steps.count - 1
+            switch steps[index] {
+            case .wildcard:
+                if index == 0 { walk.firstStepResolved = true }
+                walk.edges.append(EdgeKey(object: object, serial: PathStep.wildcardSerial, isLeaf: isLeaf))
+                guard !isLeaf else { continue }
+                for entry in PropertyTable(object).entries.reversed() {
+                    if let next = PathStep.model(in: entry.storage.anyValue) { work.append((next, index + 1)) }
+                }
+            case .key, .name:
+                guard let (serial, value) = steps[index].resolve(on: object) else { continue }
+                if index == 0 { walk.firstStepResolved = true }
+                walk.edges.append(EdgeKey(object: object, serial: serial, isLeaf: isLeaf))
+                if isLeaf {
+                    walk.endpoint = .value(value)
+                } else if let next = PathStep.model(in: value) {
+                    work.append((next, index + 1))
+                }
+            }
+        }
+        return walk
+    }
+
+    private struct VisitKey: Hashable {
+        let object: ObjectIdentifier
+        let index: Int
+    }
+
+    /// The endpoint's current value, without recording edges. Unreachable through a wildcard.
+    func endpoint(from root: ObservableModel) -> Endpoint {
+        var object = root
+        for (index, step) in steps.enumerated() {
+            guard let value = step.value(on: object) else { return .unreachable }
+            if index == steps.count - 1 { return .value(value) }
+            guard let next = PathStep.model(in: value) else { return .unreachable }
+            object = next
+        }
+        return .unreachable
+    }
+}

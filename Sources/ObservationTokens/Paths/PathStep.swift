@@ -1,0 +1,68 @@
+/// One segment of an ``ObservedPath``.
+enum PathStep: Sendable {
+    /// A typed key path segment, applied to objects of its root type.
+    case key(TypedKey)
+    /// A property named in a string key path, looked up by reflection.
+    case name(String)
+    /// `*`: every `@Observed` property of the object.
+    case wildcard
+
+    /// Serial used for `*` edges; real storages are numbered from 1.
+    static let wildcardSerial: UInt64 = 0
+
+    /// The storage serial and value this step reads on `object`, or nil when `object` has no
+    /// such observable property.
+    func resolve(on object: ObservableModel) -> (serial: UInt64, value: Any)? {
+        switch self {
+        case .key(let key):
+            // The key path must read exactly one @Observed storage, of this object, with the
+            // key path's own value type: `\.zip` qualifies, `\.zip.count` and `\.a.b` don't.
+            let (value, accesses) = AccessCapture.capture { key.read(object) }
+            guard let value, accesses.count == 1, let access = accesses.first,
+                access.object == ObjectIdentifier(object), access.valueType == key.valueType
+            else { return nil }
+            return (access.serial, value)
+        case .name(let name):
+            guard let entry = PropertyTable(object).entry(named: name) else { return nil }
+            return (entry.storage.serial, entry.storage.anyValue)
+        case .wildcard:
+            return nil
+        }
+    }
+
+    /// The value this step reads on `object`, without capturing.
+    func value(on object: ObservableModel) -> Any? {
+        switch self {
+        case .key(let key): key.read(object)
+        case .name(let name): PropertyTable(object).entry(named: name)?.storage.anyValue
+        case .wildcard: nil
+        }
+    }
+
+    /// The model object inside `value`, looking through `Optional`.
+    static func model(in value: Any) -> ObservableModel? {
+        value as? ObservableModel
+    }
+}
+
+/// A type-erased typed key path segment.
+///
+/// `@unchecked Sendable`: key path objects are immutable, and `read` only applies one.
+struct TypedKey: @unchecked Sendable {
+    let keyPath: AnyKeyPath
+    var valueType: Any.Type { type(of: keyPath).valueType }
+    /// Applies the key path to an object of its root type; nil for any other object.
+    let read: (ObservableModel) -> Any?
+
+    init<Root: ObservableModel, Value>(_ keyPath: KeyPath<Root, Value>) {
+        self.keyPath = keyPath
+        read = { object in (object as? Root).map { $0[keyPath: keyPath] } }
+    }
+}
+
+extension TypedKey {
+    init<Root: ObservableModel>(partial keyPath: PartialKeyPath<Root>) {
+        self.keyPath = keyPath
+        read = { object in (object as? Root).map { $0[keyPath: keyPath] } }
+    }
+}

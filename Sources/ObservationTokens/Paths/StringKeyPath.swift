@@ -1,0 +1,72 @@
+/// Parses and checks dotted string key paths such as `"currentUser.address.zipCode"`.
+///
+/// Components are `@Observed` property names, or `*` for every `@Observed` property of the
+/// object at that level. Components that start with a digit, `#` or `&` are reserved for
+/// collection elements and rejected for now.
+///
+/// Checks happen up front as far as they can: the root's properties always; further
+/// components where the type at that level is known (an object is there now, or its class has
+/// been seen before). A value met at run time that is not observable simply ends the reachable
+/// part of the path, as nil does.
+enum StringKeyPath {
+    static func parse(_ path: String, root: ObservableModel) throws(KeyPathError) -> ObservedPath {
+        guard !path.isEmpty else { throw .emptyPath }
+        let components = path.split(separator: ".", omittingEmptySubsequences: false)
+        var steps: [PathStep] = []
+        steps.reserveCapacity(components.count)
+        for (offset, component) in components.enumerated() {
+            let position = offset + 1
+            if component.isEmpty { throw .emptyComponent(path: path, position: position) }
+            if component == "*" {
+                steps.append(.wildcard)
+                continue
+            }
+            guard isPropertyName(component) else {
+                throw .unsupportedComponent(String(component), path: path, position: position)
+            }
+            steps.append(.name(String(component)))
+        }
+        try check(steps, path: path, root: root)
+        return ObservedPath(steps: steps)
+    }
+
+    /// A Swift identifier: letters, digits and `_`, not starting with a digit.
+    private static func isPropertyName(_ component: Substring) -> Bool {
+        guard let first = component.first, !first.isNumber else { return false }
+        return component.allSatisfy { $0 == "_" || $0.isLetter || $0.isNumber }
+    }
+
+    /// Follows the static types as far as they are known and reports the first bad component.
+    private static func check(_ steps: [PathStep], path: String, root: ObservableModel) throws(KeyPathError) {
+        var schema: PropertyTable.Schema? = PropertyTable.Schema(PropertyTable(root), type: type(of: root))
+        var instance: ObservableModel? = root
+        for (offset, step) in steps.enumerated() {
+            guard case .name(let name) = step else {
+                // Past a `*` the path fans out over properties of different types.
+                return
+            }
+            guard let currentSchema = schema else { return }
+            guard let property = currentSchema.properties.first(where: { $0.name == name }) else {
+                throw .unknownProperty(name, type: currentSchema.typeName, path: path, position: offset + 1)
+            }
+            guard offset + 1 < steps.count else { return }
+            let valueType = property.valueType
+            let next = instance.flatMap { PropertyTable($0).entry(named: name)?.storage.anyValue }
+                .flatMap(PathStep.model(in:))
+            if let next {
+                instance = next
+                schema = PropertyTable.Schema(PropertyTable(next), type: type(of: next))
+            } else if let modelType = PropertyTable.modelType(in: valueType) {
+                instance = nil
+                schema = PropertyTable.Schema.cached(for: modelType)
+            } else if PropertyTable.mayHoldModel(valueType) {
+                // `Any`, `AnyObject` or a protocol: only run time can tell.
+                return
+            } else {
+                let nextName: String
+                if case .name(let name) = steps[offset + 1] { nextName = name } else { nextName = "*" }
+                throw .notObservable(nextName, type: String(describing: valueType), path: path, position: offset + 2)
+            }
+        }
+    }
+}

@@ -1,0 +1,100 @@
+/// One observation. Keep it to keep observing; release it or call ``invalidate()`` to stop.
+///
+/// `observe` methods on ``ObservableModel`` return a token. The observation is active exactly
+/// while the token is alive and valid; it ends, at the latest, when any of these happens:
+///
+/// 1. the token deinitializes (its last strong reference goes away);
+/// 2. ``invalidate()`` is called;
+/// 3. the observed object deinitializes.
+///
+/// A token that was given an observer also ends, at the next delivery, if the observer is gone.
+///
+/// ```swift
+/// final class AddressLabel {
+///     var text = ""
+///     private var tokens = Set<ObservationToken>()
+///
+///     init(address: Address) {
+///         address.observe(\.zipCode, observer: self) { label, address in
+///             label.text = address.zipCode
+///         }
+///         .store(in: &tokens)
+///     }
+/// }
+/// ```
+///
+/// Tokens are `Hashable` by identity: two tokens are equal only if they are the same token.
+///
+/// > Note: **Lifetime.** The token holds the observed object and the observer weakly, and the
+/// > observed object never retains the token. The callback closure is released inside the call
+/// > that ends the token: `invalidate()`, the token's `deinit`, the observed object's `deinit`,
+/// > or the delivery that finds the observer gone. If the callback is running on another thread
+/// > at that moment, the closure is released when that call returns.
+///
+/// > Note: **Threading.** All members are safe to call from any thread. Once `invalidate()`
+/// > returns, the callback never starts again, even for a change already pending in this tick.
+public final class ObservationToken: Sendable, Hashable, CustomDebugStringConvertible {
+    let subscription: Subscription
+
+    init(subscription: Subscription) {
+        self.subscription = subscription
+    }
+
+    deinit {
+        subscription.end()
+    }
+
+    /// Whether the observation is still active.
+    public var isValid: Bool {
+        subscription.isActive
+    }
+
+    /// Ends the observation now. Idempotent; safe from any thread, and from inside any callback,
+    /// this token's own included. A delivery already pending in this tick is cancelled.
+    public func invalidate() {
+        subscription.end()
+    }
+
+    /// Runs the callback now, on the calling thread, if the token is valid and the observed
+    /// object (and observer, if any) are alive. Does not touch a pending delivery.
+    ///
+    /// - Returns: Whether the callback ran.
+    @discardableResult
+    public func fire() -> Bool {
+        subscription.deliverNow(oldValue: nil)
+    }
+
+    /// Queues one delivery for this tick without any change, as if a watched property had
+    /// changed. Coalesces with real changes. Immediate-mode tokens are delivered at the end of
+    /// the tick too.
+    public func schedule() {
+        subscription.schedule()
+    }
+
+    /// Inserts the token into a set that keeps it alive.
+    public func store(in set: inout Set<ObservationToken>) {
+        set.insert(self)
+    }
+
+    /// Inserts the token into a bag that keeps it alive.
+    public func store(in bag: TokenBag) {
+        bag.insert(self)
+    }
+
+    public static func == (lhs: ObservationToken, rhs: ObservationToken) -> Bool {
+        lhs === rhs
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(ObjectIdentifier(self))
+    }
+
+    /// Names the observed object, the observed key paths, where the token was created, and
+    /// whether it is still active.
+    public var debugDescription: String {
+        let root = subscription.root
+        let paths = subscription.paths.map { $0.describe(from: root) }.joined(separator: ", ")
+        let state = isValid ? "active" : "ended"
+        return "ObservationToken(\(subscription.rootTypeName) \(paths), created at \(subscription.site), \(state))"
+    }
+}

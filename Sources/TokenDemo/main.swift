@@ -1,0 +1,2 @@
+import ObservationTokens
+print("demo")
