@@ -229,7 +229,7 @@ final class Subscription: Locked<SubscriptionState>, @unchecked Sendable {  // s
     /// A property this subscription watches changed (or a path object vanished).
     func propertyDidChange(changedObject: ObservableModel?, oldValue: () -> Any?) {
         if isImmediate {
-            deliverNow(oldValue: oldValue())
+            deliverNow(oldValue: oldValue(), isChange: true)
         } else if markPending() {
             didBecomePending(changedObject: changedObject, oldValue: oldValue)
             queue.enqueue(self)
@@ -286,9 +286,10 @@ final class Subscription: Locked<SubscriptionState>, @unchecked Sendable {  // s
     }
 
     /// Runs the callback now on the calling thread, if the observation is active and both ends
-    /// are alive. Used by immediate mode, `.initial` and `fire()`.
+    /// are alive. Used by immediate mode (`isChange`), and by `.initial` and `fire()`, which
+    /// deliver even when `.endpointChanges` would see no change.
     @discardableResult
-    func deliverNow(oldValue: Any?) -> Bool {
+    func deliverNow(oldValue: Any?, isChange: Bool) -> Bool {
         let root = weakRoot
         let observer = weakObserver
         let callback = withLock { state in state.isActive ? state.callback : nil }
@@ -297,7 +298,7 @@ final class Subscription: Locked<SubscriptionState>, @unchecked Sendable {  // s
             end()
             return false
         }
-        guard endpointChanged(root: root) else { return false }
+        guard endpointChanged(root: root) || !isChange else { return false }
         callback(observer, root, Delivery(oldValue: oldValue))
         return true
     }

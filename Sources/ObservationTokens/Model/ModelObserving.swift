@@ -215,7 +215,7 @@ extension ObservableModel {
     final func start(_ subscription: Subscription) -> Bool {
         guard subscription.start(root: self) else { return false }
         if subscription.options.contains(.initial) {
-            subscription.deliverNow(oldValue: nil)
+            subscription.deliverNow(oldValue: nil, isChange: false)
         }
         return true
     }

@@ -61,7 +61,7 @@ public final class ObservationToken: Sendable, Hashable, CustomDebugStringConver
     /// - Returns: Whether the callback ran.
     @discardableResult
     public func fire() -> Bool {
-        subscription.deliverNow(oldValue: nil)
+        subscription.deliverNow(oldValue: nil, isChange: false)
     }
 
     /// Queues one delivery for this tick without any change, as if a watched property had
