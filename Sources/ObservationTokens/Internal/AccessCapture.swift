@@ -1,11 +1,12 @@
-#if canImport(Darwin)
-import Darwin
-#elseif canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 import Synchronization
+
+#if canImport(Darwin)
+    import Darwin
+#elseif canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
 
 /// How many threads are resolving a key path right now. `@Observed` getters read it with one
 /// relaxed load and only look further (into thread-local storage) when it is non-zero, so a
@@ -26,8 +27,11 @@ enum AccessCapture {
         let valueType: Any.Type
     }
 
-    private final class Recorder {
-        var accesses: [Access] = []
+    /// What a capture saw: how many `@Observed` getters ran, and the first of them.
+    /// Lives on the capturing thread's stack; the thread-local slot points at it.
+    struct Recording {
+        var count = 0
+        var first: Access?
     }
 
     private static let key: pthread_key_t = {
@@ -37,23 +41,30 @@ enum AccessCapture {
         return key
     }()
 
-    /// Applies `read` with recording on, and returns its value plus the accesses it made.
-    static func capture<T>(_ read: () -> T) -> (value: T, accesses: [Access]) {
-        let recorder = Recorder()
+    /// Applies `read` with recording on, and returns its value plus what it accessed.
+    static func capture<T>(_ read: () -> T) -> (value: T, recording: Recording) {
+        var recording = Recording()
         let previous = pthread_getspecific(key)
-        pthread_setspecific(key, Unmanaged.passUnretained(recorder).toOpaque())
-        _accessCaptureCount.add(1, ordering: .relaxed)
-        let value = withExtendedLifetime(recorder) { read() }
-        _accessCaptureCount.subtract(1, ordering: .relaxed)
-        pthread_setspecific(key, previous)
-        return (value, recorder.accesses)
+        let value = withUnsafeMutablePointer(to: &recording) { pointer in
+            pthread_setspecific(key, pointer)
+            _accessCaptureCount.add(1, ordering: .relaxed)
+            defer {
+                _accessCaptureCount.subtract(1, ordering: .relaxed)
+                pthread_setspecific(key, previous)
+            }
+            return read()
+        }
+        return (value, recording)
     }
 
     /// Called by `@Observed` getters when some thread is capturing.
     static func record(object: ObjectIdentifier, serial: UInt64, valueType: Any.Type) {
         guard let raw = pthread_getspecific(key) else { return }
-        Unmanaged<Recorder>.fromOpaque(raw).takeUnretainedValue()
-            .accesses.append(Access(object: object, serial: serial, valueType: valueType))
+        let recording = raw.assumingMemoryBound(to: Recording.self)
+        recording.pointee.count += 1
+        if recording.pointee.first == nil {
+            recording.pointee.first = Access(object: object, serial: serial, valueType: valueType)
+        }
     }
 }
 

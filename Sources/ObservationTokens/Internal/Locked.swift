@@ -9,7 +9,8 @@ import Synchronization
 /// written solely inside `mutex.withLock`. Callers never run user code inside `withLock`.
 class Locked<State>: @unchecked Sendable {
     private let mutex = Mutex<Void>(())
-    private var state: State
+    // The mutex already makes every access exclusive; skip the runtime's dynamic check.
+    @exclusivity(unchecked) private var state: State
 
     init(state: State) {
         self.state = state

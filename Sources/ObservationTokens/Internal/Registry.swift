@@ -67,21 +67,45 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
 
     /// The slow path of a setter: tell every subscription on `serial` (and on `*`).
     ///
-    /// Under the lock it only marks leaf subscriptions pending; subscriptions that need more
-    /// (immediate mode, or a path running through this property) are handled after unlocking.
-    /// Subscriptions that are already pending cost one atomic exchange and no allocation.
-    func propertyDidChange(owner: ObservableModel, serial: UInt64, oldValue: () -> Any) {
-        var newlyPending: [Subscription] = []
-        var needsWork: [(subscription: Subscription, isLeaf: Bool)] = []
+    /// Under the lock, a leaf subscription that is already pending costs one atomic
+    /// compare-exchange and nothing else: no comparison of values, no allocation. Only if some
+    /// subscription is not pending does the setter compare old and new value (once), and only
+    /// a real change marks subscriptions pending. Subscriptions that need more (immediate mode,
+    /// or a path running through this property) are handled after unlocking.
+    func propertyDidChange(owner: ObservableModel, serial: UInt64, isIdentical: () -> Bool, oldValue: () -> Any) {
+        // Optional arrays: the common case allocates nothing and releases nothing.
+        var candidates: [Subscription]?
+        var needsWork: [(subscription: Subscription, isLeaf: Bool)]?
         withLock { state in
-            for property in state.properties where property.serial == serial || property.serial == PathStep.wildcardSerial {
-                property.members.forEach { subscription, isLeaf in
-                    if subscription.isImmediate || !isLeaf {
-                        needsWork.append((subscription, isLeaf))
-                    } else if subscription.markPending() {
-                        newlyPending.append(subscription)
+            state.properties.withUnsafeBufferPointer { properties in
+                // Indexing (not `for property in`) borrows each entry instead of copying it.
+                for index in properties.indices
+                where properties[index].serial == serial || properties[index].serial == PathStep.wildcardSerial {
+                    properties[index].members.forEachUnretained { member, isLeaf in
+                        // The common case, a leaf subscription already pending, touches no
+                        // reference count.
+                        let isSettled = member._withUnsafeGuaranteedRef { subscription in
+                            isLeaf && !subscription.isImmediate && subscription.isStillPending()
+                                && !subscription.needsOldValue
+                        }
+                        if isSettled { return }
+                        let subscription = member.takeUnretainedValue()
+                        if subscription.isImmediate || !isLeaf {
+                            needsWork.append((subscription, isLeaf), default: [])
+                        } else {
+                            candidates.append(subscription, default: [])
+                        }
                     }
                 }
+            }
+        }
+        guard candidates != nil || needsWork != nil, !isIdentical() else { return }
+        var newlyPending: [Subscription] = []
+        for subscription in candidates ?? [] {
+            if subscription.markPending() {
+                newlyPending.append(subscription)
+            } else {
+                subscription.recordOldValue(oldValue)  // pending through schedule(), no old value yet
             }
         }
         if !newlyPending.isEmpty {
@@ -90,7 +114,7 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
             }
             CoalescingQueue.enqueue(newlyPending)
         }
-        guard !needsWork.isEmpty else { return }
+        guard let needsWork else { return }
         var seen = Set<ObjectIdentifier>()
         for (subscription, isLeaf) in needsWork where seen.insert(ObjectIdentifier(subscription)).inserted {
             if !isLeaf { subscription.retarget() }
@@ -186,5 +210,13 @@ struct RegistryState {
         let serial = properties[index].serial
         if serial == PathStep.wildcardSerial { return false }
         return properties.contains { $0.serial == PathStep.wildcardSerial && !$0.members.isEmpty }
+    }
+}
+
+extension Optional {
+    /// Appends to an optional array, creating it on first use.
+    fileprivate mutating func append<Element>(_ element: Element, default empty: Wrapped) where Wrapped == [Element] {
+        if self == nil { self = empty }
+        self!.append(element)
     }
 }

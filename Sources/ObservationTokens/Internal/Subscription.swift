@@ -22,7 +22,7 @@ final class Subscription: Locked<SubscriptionState>, @unchecked Sendable {  // s
     let options: ObservationOptions
     let paths: [ObservedPath]
     let rootID: ObjectIdentifier
-    let rootTypeName: String
+    let rootType: ObservableModel.Type
     let site: CreationSite
     /// Whether a live observer is required for delivery (the `observer:` variants).
     let hasObserver: Bool
@@ -34,6 +34,10 @@ final class Subscription: Locked<SubscriptionState>, @unchecked Sendable {  // s
     /// sides orders the setter's store of the value before the drain's read of it, so the last
     /// change of a tick is never skipped as "already pending".
     let pending = Atomic<Bool>(false)
+
+    /// For change tokens: whether this tick's old value is recorded. A token made pending by
+    /// `schedule()` has none yet, so setters keep offering it until a real change records one.
+    let hasOldValue = Atomic<Bool>(false)
 
     // Written once in init, read outside the lock: loading a weak reference creates a strong
     // one, and its release must never happen under a lock (it may run a deinit).
@@ -54,7 +58,7 @@ final class Subscription: Locked<SubscriptionState>, @unchecked Sendable {  // s
         self.options = options
         self.paths = paths
         self.rootID = ObjectIdentifier(root)
-        self.rootTypeName = String(describing: type(of: root))
+        self.rootType = type(of: root)
         self.site = site
         self.hasObserver = observer != nil
         self.observerID = observer.map(ObjectIdentifier.init)
@@ -70,6 +74,7 @@ final class Subscription: Locked<SubscriptionState>, @unchecked Sendable {  // s
     }
 
     var isImmediate: Bool { options.contains(.immediate) }
+    var rootTypeName: String { String(describing: rootType) }
     var isActive: Bool { withLock { $0.isActive } }
     var root: ObservableModel? { weakRoot }
     var observer: AnyObject? { weakObserver }
@@ -82,14 +87,19 @@ final class Subscription: Locked<SubscriptionState>, @unchecked Sendable {  // s
     /// Attaches the initial edges. Returns false (and ends) when a path's first step does not
     /// name an `@Observed` property of the root.
     func start(root: ObservableModel) -> Bool {
-        let walks = paths.map { $0.walk(from: root) }
-        guard walks.allSatisfy(\.firstStepResolved) else {
-            end()
-            return false
+        var edges: [ObservedPath.EdgeKey] = []
+        edges.reserveCapacity(paths.count)
+        var endpoints: [ObservedPath.Endpoint] = []
+        for path in paths {
+            guard let endpoint = path.walk(from: root, into: &edges) else {
+                end()
+                return false
+            }
+            if options.contains(.endpointChanges) { endpoints.append(endpoint) }
         }
         let hooks = withLock { state in
-            state.lastEndpoint = walks.first?.endpoint
-            return apply(walks.flatMap(\.edges), to: &state)
+            state.lastEndpoints = endpoints.map(StoredEndpoint.init)
+            return apply(edges, to: &state)
         }
         hooks.run()
         return true
@@ -108,7 +118,8 @@ final class Subscription: Locked<SubscriptionState>, @unchecked Sendable {  // s
             return state.walkGeneration
         }
         guard let generation else { return }
-        let edges = paths.flatMap { $0.walk(from: root).edges }
+        var edges: [ObservedPath.EdgeKey] = []
+        for path in paths { _ = path.walk(from: root, into: &edges) }
         let hooks = withLock { state -> ObservationStateHooks in
             guard state.isActive, state.walkGeneration == generation else { return ObservationStateHooks() }
             return apply(edges, to: &state)
@@ -122,6 +133,20 @@ final class Subscription: Locked<SubscriptionState>, @unchecked Sendable {  // s
         var hooks = ObservationStateHooks()
         var remaining = state.edges
         var next: [Edge] = []
+        if remaining.isEmpty {
+            // First attach: nothing to keep or detach.
+            next.reserveCapacity(keys.count)
+            for key in keys {
+                let registry = key.object.registry
+                if let slot = registry.attach(
+                    self, serial: key.serial, isLeaf: key.isLeaf, owner: key.object, hooks: &hooks)
+                {
+                    next.append(Edge(registry: registry, serial: key.serial, slot: slot, isLeaf: key.isLeaf))
+                }
+            }
+            state.edges = next
+            return hooks
+        }
         next.reserveCapacity(keys.count)
         for key in keys {
             let registry = key.object.registry
@@ -129,7 +154,9 @@ final class Subscription: Locked<SubscriptionState>, @unchecked Sendable {  // s
                 $0.registry === registry && $0.serial == key.serial && $0.isLeaf == key.isLeaf
             }) {
                 next.append(remaining.remove(at: index))
-            } else if let slot = registry.attach(self, serial: key.serial, isLeaf: key.isLeaf, owner: key.object, hooks: &hooks) {
+            } else if let slot = registry.attach(
+                self, serial: key.serial, isLeaf: key.isLeaf, owner: key.object, hooks: &hooks)
+            {
                 next.append(Edge(registry: registry, serial: key.serial, slot: slot, isLeaf: key.isLeaf))
             }
         }
@@ -154,8 +181,11 @@ final class Subscription: Locked<SubscriptionState>, @unchecked Sendable {  // s
                 state.callback = nil
                 state.retainedRoot = nil
                 state.oldValue = nil
+                state.lastEndpoints = []
             }
-            return EndedState(edges: state.edges, callback: state.callback, retainedRoot: state.retainedRoot, oldValue: state.oldValue)
+            return EndedState(
+                edges: state.edges, callback: state.callback, retainedRoot: state.retainedRoot, oldValue: state.oldValue
+            )
         }
         guard let taken else { return }
         var hooks = ObservationStateHooks()
@@ -202,6 +232,14 @@ final class Subscription: Locked<SubscriptionState>, @unchecked Sendable {  // s
 
     // MARK: Changes
 
+    /// Whether a delivery is still pending. A read-modify-write rather than a load: it orders
+    /// the setter's store of the new value before the drain's exchange that clears the flag, so
+    /// either that delivery sees the new value or this returns false and the setter re-queues.
+    @inline(__always)
+    func isStillPending() -> Bool {
+        pending.compareExchange(expected: true, desired: true, ordering: .acquiringAndReleasing).exchanged
+    }
+
     /// Marks the subscription pending. Returns true when it was not pending before, which makes
     /// the caller responsible for enqueueing it.
     @inline(__always)
@@ -218,12 +256,23 @@ final class Subscription: Locked<SubscriptionState>, @unchecked Sendable {  // s
             guard state.isActive else { return nil }
             let previous = state.retainedRoot
             state.retainedRoot = root
-            if wantsOldValue, state.oldValue == nil {
-                state.oldValue = oldValue()
-            }
             return previous
         }
+        if changedObject != nil { recordOldValue(oldValue) }
         withExtendedLifetime(released) {}
+    }
+
+    /// Keeps `oldValue` as this tick's old value unless one is recorded already.
+    func recordOldValue(_ oldValue: () -> Any?) {
+        guard wantsOldValue, !hasOldValue.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        let value = oldValue()
+        withLock { state in state.oldValue = value }
+    }
+
+    /// Whether a setter must still call this pending subscription: only for its old value.
+    @inline(__always)
+    var needsOldValue: Bool {
+        wantsOldValue && !hasOldValue.load(ordering: .acquiring)
     }
 
     /// A property this subscription watches changed (or a path object vanished).
@@ -265,6 +314,7 @@ final class Subscription: Locked<SubscriptionState>, @unchecked Sendable {  // s
             state.retainedRoot = nil
             let oldValue = state.oldValue
             state.oldValue = nil
+            hasOldValue.store(false, ordering: .releasing)
             guard let target = retained ?? root, let callback = state.callback,
                 !hasObserver || observer != nil
             else { return .endBecauseGone(retained) }
@@ -310,15 +360,17 @@ final class Subscription: Locked<SubscriptionState>, @unchecked Sendable {  // s
         queue.enqueue(self)
     }
 
-    /// With `.endpointChanges`, whether the endpoint differs from the last one seen.
+    /// With `.endpointChanges`, whether any path's endpoint differs from the last one seen.
+    /// Paths through a `*` have no single endpoint and always count as changed.
     private func endpointChanged(root: ObservableModel) -> Bool {
-        guard options.contains(.endpointChanges), let path = paths.first else { return true }
-        let now = path.endpoint(from: root)
-        let previous = withLock { state -> ObservedPath.Endpoint? in
-            defer { state.lastEndpoint = now }
-            return state.lastEndpoint
+        guard options.contains(.endpointChanges) else { return true }
+        let now = paths.map { StoredEndpoint($0.endpoint(from: root)) }
+        let previous = withLock { state in
+            defer { state.lastEndpoints = now }
+            return state.lastEndpoints
         }
-        return previous.map { !$0.isSame(as: now) } ?? true
+        guard previous.count == now.count else { return true }
+        return zip(previous, now).contains { !$0.isSame(as: $1) } || paths.contains(where: \.hasWildcard)
     }
 
     // MARK: Introspection
@@ -342,7 +394,41 @@ struct SubscriptionState {
     var retainedRoot: ObservableModel?
     var firedInDrain: UInt64 = 0
     var oldValue: Any?
-    var lastEndpoint: ObservedPath.Endpoint?
+    var lastEndpoints: [StoredEndpoint] = []
+}
+
+/// A path endpoint as remembered between deliveries, without retaining it: class values are
+/// held weakly and compared by identity.
+enum StoredEndpoint {
+    case unreachable
+    case object(WeakObserverBox, ObjectIdentifier)
+    case value(Any)
+
+    init(_ endpoint: ObservedPath.Endpoint) {
+        switch endpoint {
+        case .unreachable:
+            self = .unreachable
+        case .value(let value):
+            if let object = PathStep.reference(in: value) {
+                self = .object(WeakObserverBox(object), ObjectIdentifier(object))
+            } else {
+                self = .value(value)
+            }
+        }
+    }
+
+    func isSame(as other: StoredEndpoint) -> Bool {
+        switch (self, other) {
+        case (.unreachable, .unreachable):
+            true
+        case (.object(let box, let id), .object(_, let otherID)):
+            id == otherID && box.object != nil
+        case (.value(let lhs), .value(let rhs)):
+            anyValuesAreIdentical(lhs, rhs)
+        default:
+            false
+        }
+    }
 }
 
 /// Where a token was created, for debug descriptions.

@@ -3,7 +3,7 @@
 ///
 /// Class references are compared by identity even when the class is `Equatable`: replacing a
 /// model with a distinct but equal one must still retarget key paths that run through it.
-@usableFromInline
+@inlinable
 func _valuesAreIdentical<Value>(_ lhs: Value, _ rhs: Value) -> Bool {
     if Value.self is AnyObject.Type {
         return (lhs as AnyObject) === (rhs as AnyObject)
@@ -27,7 +27,8 @@ func anyValuesAreIdentical(_ lhs: Any, _ rhs: Any) -> Bool {
     return _openExistential(lhs, do: open)
 }
 
-private func isEqual<T: Equatable>(_ lhs: T, _ rhs: Any) -> Bool {
+@usableFromInline
+func isEqual<T: Equatable>(_ lhs: T, _ rhs: Any) -> Bool {
     guard let rhs = rhs as? T else { return false }
     return lhs == rhs
 }

@@ -58,6 +58,19 @@ struct WeakSet<Element: AnyObject, Payload> {
         }
     }
 
+    /// Like `forEach`, without retaining each element: for hot paths that only look at most
+    /// elements. Same contract: under the owner's lock only.
+    @inline(__always)
+    func forEachUnretained(_ body: (Unmanaged<Element>, Payload) throws -> Void) rethrows {
+        try slots.withUnsafeBufferPointer { slots in
+            for slot in slots {
+                if let element = slot.element, let payload = slot.payload {
+                    try body(element, payload)
+                }
+            }
+        }
+    }
+
     /// Removes every element and returns them, retained, for processing outside the lock.
     mutating func removeAll() -> [(Element, Payload)] {
         var result: [(Element, Payload)] = []

@@ -8,7 +8,7 @@ extension ObservableModel {
     ///
     /// - Complexity: Reflection over the object; for tools and debugging.
     public final var observedProperties: [String] {
-        guard let registry = registrySlot.load() else { return [] }
+        guard let registry = existingRegistry else { return [] }
         let serials = Set(registry.observedSerials)
         var names = PropertyTable(self).entries.filter { serials.contains($0.storage.serial) }.map(\.name)
         if serials.contains(PathStep.wildcardSerial) { names.append("*") }
@@ -18,7 +18,7 @@ extension ObservableModel {
     /// The number of observations that watch the named property, including those that watch
     /// `*` and paths that run through the property. Unknown names count 0.
     public final func observerCount(ofProperty name: String) -> Int {
-        guard let registry = registrySlot.load() else { return 0 }
+        guard let registry = existingRegistry else { return 0 }
         if name == "*" { return registry.observerCount(ofSerial: PathStep.wildcardSerial) }
         guard let entry = PropertyTable(self).entry(named: name) else { return 0 }
         return registry.observerCount(ofSerial: entry.storage.serial)
@@ -33,7 +33,7 @@ extension ObservableModel {
             return
         }
         let current = entry.storage.anyValue
-        _propertyDidChange(serial: entry.storage.serial) { current }
+        _propertyDidChange(serial: entry.storage.serial, isIdentical: { false }, oldValue: { current })
     }
 }
 
@@ -44,7 +44,7 @@ extension ModelObserving where Self: ObservableModel {
     /// address.observerCount(of: \.zipCode)   // 2
     /// ```
     public func observerCount(of keyPath: PartialKeyPath<Self>) -> Int {
-        guard let registry = registrySlot.load(),
+        guard let registry = existingRegistry,
             let serial = PathStep.key(TypedKey(partial: keyPath)).resolve(on: self)?.serial
         else { return 0 }
         return registry.observerCount(ofSerial: serial)
@@ -58,6 +58,6 @@ extension ModelObserving where Self: ObservableModel {
         guard _edgeCount.load(ordering: .relaxed) != 0,
             let (serial, current) = PathStep.key(TypedKey(partial: keyPath)).resolve(on: self)
         else { return }
-        _propertyDidChange(serial: serial) { current }
+        _propertyDidChange(serial: serial, isIdentical: { false }, oldValue: { current })
     }
 }

@@ -65,7 +65,7 @@ extension ModelObserving where Self: ObservableModel {
     ///
     /// An observation of several properties ends if it includes any of `keyPaths`.
     public func stopTelling(_ observer: AnyObject, about keyPaths: [PartialKeyPath<Self>]) {
-        guard let registry = registrySlot.load() else { return }
+        guard let registry = existingRegistry else { return }
         let serials = Set(keyPaths.compactMap { PathStep.key(TypedKey(partial: $0)).resolve(on: self)?.serial })
         let id = ObjectIdentifier(observer)
         registry.endRetained { subscription in
@@ -82,6 +82,6 @@ extension ObservableModel {
     /// object. Forgiving: calling it when nothing is observed, or twice, does nothing.
     public final func stopTelling(_ observer: AnyObject) {
         let id = ObjectIdentifier(observer)
-        registrySlot.load()?.endRetained { $0.observerID == id }
+        existingRegistry?.endRetained { $0.observerID == id }
     }
 }

@@ -28,26 +28,51 @@ open class ObservableModel {
     @usableFromInline
     final let _edgeCount = Atomic<Int>(0)
 
-    /// Per-object token bookkeeping, created on first observation.
-    final let registrySlot = AtomicLazyReference<Registry>()
+    /// Per-object token bookkeeping, created on first observation: the bits of a +1
+    /// `Unmanaged<Registry>`, or 0. Set once with a compare-exchange, released in `deinit`.
+    /// (Synchronization's `AtomicLazyReference` does the same but costs hundreds of
+    /// instructions per load on Linux, and setters load it.)
+    private final let registryBits = Atomic<UInt>(0)
 
     /// Creates an object with no observers.
     public init() {}
 
     deinit {
-        registrySlot.load()?.ownerDidDeinit()
+        let bits = registryBits.load(ordering: .acquiring)
+        guard bits != 0 else { return }
+        let registry = Unmanaged<Registry>.fromOpaque(UnsafeRawPointer(bitPattern: bits)!).takeRetainedValue()
+        registry.ownerDidDeinit()
+    }
+
+    /// The registry if one exists. Valid as long as `self` is alive.
+    @inline(__always)
+    final var existingRegistry: Registry? {
+        let bits = registryBits.load(ordering: .acquiring)
+        guard bits != 0 else { return nil }
+        return Unmanaged<Registry>.fromOpaque(UnsafeRawPointer(bitPattern: bits)!).takeUnretainedValue()
     }
 
     /// The registry, created on first use.
     final var registry: Registry {
-        if let existing = registrySlot.load() { return existing }
-        return registrySlot.storeIfNil(Registry(owner: self))
+        if let existing = existingRegistry { return existing }
+        let created = Unmanaged.passRetained(Registry(owner: self))
+        let bits = UInt(bitPattern: created.toOpaque())
+        let (exchanged, current) = registryBits.compareExchange(
+            expected: 0, desired: bits, ordering: .acquiringAndReleasing)
+        if exchanged { return created.takeUnretainedValue() }
+        created.release()  // another thread won the race
+        return Unmanaged<Registry>.fromOpaque(UnsafeRawPointer(bitPattern: current)!).takeUnretainedValue()
     }
 
     /// Slow path of an `@Observed` setter: the object has tokens and the value really changed.
     @usableFromInline
-    final func _propertyDidChange(serial: UInt64, oldValue: () -> Any) {
-        registrySlot.load()?.propertyDidChange(owner: self, serial: serial, oldValue: oldValue)
+    final func _propertyDidChange(serial: UInt64, isIdentical: () -> Bool, oldValue: () -> Any) {
+        let bits = registryBits.load(ordering: .acquiring)
+        guard bits != 0 else { return }
+        // `self` keeps the registry alive, so it can be used without a retain.
+        Unmanaged<Registry>.fromOpaque(UnsafeRawPointer(bitPattern: bits)!)._withUnsafeGuaranteedRef {
+            $0.propertyDidChange(owner: self, serial: serial, isIdentical: isIdentical, oldValue: oldValue)
+        }
     }
 
     /// Called when the number of observers of a property goes from 0 to 1 or from 1 to 0.

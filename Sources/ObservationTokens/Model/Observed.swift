@@ -57,21 +57,27 @@ public struct Observed<Value> {
         wrapped wrappedKeyPath: ReferenceWritableKeyPath<Model, Value>,
         storage storageKeyPath: ReferenceWritableKeyPath<Model, Self>
     ) -> Value {
-        get {
+        // Always inlined: the key paths are then literals, and the optimizer turns the key path
+        // accesses into direct stored-property accesses.
+        @inline(__always) get {
             if _accessCaptureCount.load(ordering: .relaxed) != 0 {
                 _recordObservedAccess(object, serial: object[keyPath: storageKeyPath].serial, valueType: Value.self)
             }
             return object[keyPath: storageKeyPath].value
         }
-        set {
+        @inline(__always) set {
             if object._edgeCount.load(ordering: .relaxed) == 0 {
                 object[keyPath: storageKeyPath].value = newValue
                 return
             }
             let oldValue = object[keyPath: storageKeyPath].value
             object[keyPath: storageKeyPath].value = newValue
-            if _valuesAreIdentical(oldValue, newValue) { return }
-            object._propertyDidChange(serial: object[keyPath: storageKeyPath].serial) { oldValue }
+            // The comparison runs only if some token isn't already pending this tick.
+            object._propertyDidChange(
+                serial: object[keyPath: storageKeyPath].serial,
+                isIdentical: { _valuesAreIdentical(oldValue, newValue) },
+                oldValue: { oldValue }
+            )
         }
     }
 }

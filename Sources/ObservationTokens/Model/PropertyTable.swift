@@ -77,6 +77,12 @@ extension PropertyTable {
         }
     }
 
+    /// `type` without any `Optional` around it.
+    static func unwrapped(_ type: Any.Type) -> Any.Type {
+        if let optional = type as? any _OptionalType.Type { return unwrapped(optional.wrappedType) }
+        return type
+    }
+
     /// The `ObservableModel` subclass a value of `type` holds, looking through `Optional`.
     static func modelType(in type: Any.Type) -> ObservableModel.Type? {
         if let model = type as? ObservableModel.Type { return model }
@@ -87,8 +93,11 @@ extension PropertyTable {
     /// Whether a value of `type` might still be a model at run time (existentials).
     static func mayHoldModel(_ type: Any.Type) -> Bool {
         if let optional = type as? any _OptionalType.Type { return mayHoldModel(optional.wrappedType) }
-        // Swift has no API to ask whether a metatype is an existential; its name says so.
-        return type == Any.self || type == AnyObject.self || String(describing: type).hasPrefix("any ")
+        // Swift has no API to ask whether a metatype is an existential (`Any`, `AnyObject`, a
+        // protocol). The first word of type metadata is its kind, part of the stable ABI on
+        // every platform; 0x303 is `MetadataKind.Existential`.
+        let kind = unsafeBitCast(type, to: UnsafeRawPointer.self).load(as: UInt.self)
+        return kind == 0x303
     }
 }
 

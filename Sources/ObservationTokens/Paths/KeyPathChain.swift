@@ -50,7 +50,9 @@ public struct KeyPathChain<Root: ObservableModel, Value>: @unchecked Sendable {
     public func then<Model: ObservableModel, Next>(_ keyPath: KeyPath<Model, Next?>) -> KeyPathChain<Root, Next?>
     where Value == Model? {
         let evaluate = self.evaluate
-        return KeyPathChain<Root, Next?>(steps: steps + [.key(TypedKey(keyPath))]) { evaluate($0)?[keyPath: keyPath] ?? nil }
+        return KeyPathChain<Root, Next?>(steps: steps + [.key(TypedKey(keyPath))]) {
+            evaluate($0)?[keyPath: keyPath] ?? nil
+        }
     }
 
     var path: ObservedPath { ObservedPath(steps: steps) }

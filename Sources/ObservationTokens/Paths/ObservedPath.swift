@@ -11,6 +11,15 @@ struct ObservedPath: Sendable {
         self.steps = steps
     }
 
+    var hasWildcard: Bool {
+        steps.contains { if case .wildcard = $0 { true } else { false } }
+    }
+
+    /// A `*` before the last step makes the path fan out.
+    var hasInnerWildcard: Bool {
+        steps.dropLast().contains { if case .wildcard = $0 { true } else { false } }
+    }
+
     /// The path as dotted property names, resolved against `root` where it is still reachable.
     /// Uses reflection; for debug output only.
     func describe(from root: ObservableModel?) -> String {
@@ -52,56 +61,60 @@ struct ObservedPath: Sendable {
         /// Some object on the way was nil, not observable, or gone.
         case unreachable
         case value(Any)
-
-        func isSame(as other: Endpoint) -> Bool {
-            switch (self, other) {
-            case (.unreachable, .unreachable): true
-            case (.value(let lhs), .value(let rhs)): anyValuesAreIdentical(lhs, rhs)
-            default: false
-            }
-        }
     }
 
-    struct Walk {
-        var edges: [EdgeKey] = []
-        var endpoint: Endpoint = .unreachable
-        /// False when the root itself can't resolve the first step (a registration error).
-        var firstStepResolved = false
-    }
-
-    /// Walks the path from `root`, recording every edge on the way.
+    /// Walks the path from `root`, appending every edge on the way to `edges`, and returns the
+    /// endpoint, or nil when the root itself can't resolve the first step (a registration
+    /// error).
     ///
     /// Iterative, so a path of any length can't exhaust the stack. A `*` in the middle fans
     /// out; each (object, step) pair is visited once, so cycles in the object graph can't make
     /// the walk blow up.
-    func walk(from root: ObservableModel) -> Walk {
-        var walk = Walk()
+    func walk(from root: ObservableModel, into edges: inout [EdgeKey]) -> Endpoint? {
+        if hasInnerWildcard { return fanOut(from: root, into: &edges) }
+        var object = root
+        for index in steps.indices {
+            let isLeaf = index == steps.count - 1
+            if case .wildcard = steps[index] {
+                // Only ever the last step here.
+                edges.append(EdgeKey(object: object, serial: PathStep.wildcardSerial, isLeaf: true))
+                return .unreachable
+            }
+            guard let (serial, value) = steps[index].resolve(on: object) else {
+                return index == 0 ? nil : .unreachable
+            }
+            edges.append(EdgeKey(object: object, serial: serial, isLeaf: isLeaf))
+            if isLeaf { return .value(value) }
+            guard let next = PathStep.model(in: value) else { return .unreachable }
+            object = next
+        }
+        return .unreachable
+    }
+
+    /// The walk for paths with a `*` before the last step: a tree, not a line.
+    private func fanOut(from root: ObservableModel, into edges: inout [EdgeKey]) -> Endpoint? {
         var work: [(object: ObservableModel, index: Int)] = [(root, 0)]
         var visited = Set<VisitKey>()
-        let fansOut = steps.dropLast().contains { if case .wildcard = $0 { true } else { false } }
+        var rootResolved = false
         while let (object, index) = work.popLast() {
-            if fansOut, !visited.insert(VisitKey(object: ObjectIdentifier(object), index: index)).inserted { continue }
+            guard visited.insert(VisitKey(object: ObjectIdentifier(object), index: index)).inserted else { continue }
             let isLeaf = index == steps.count - 1
             switch steps[index] {
             case .wildcard:
-                if index == 0 { walk.firstStepResolved = true }
-                walk.edges.append(EdgeKey(object: object, serial: PathStep.wildcardSerial, isLeaf: isLeaf))
+                if index == 0 { rootResolved = true }
+                edges.append(EdgeKey(object: object, serial: PathStep.wildcardSerial, isLeaf: isLeaf))
                 guard !isLeaf else { continue }
                 for entry in PropertyTable(object).entries.reversed() {
                     if let next = PathStep.model(in: entry.storage.anyValue) { work.append((next, index + 1)) }
                 }
             case .key, .name:
                 guard let (serial, value) = steps[index].resolve(on: object) else { continue }
-                if index == 0 { walk.firstStepResolved = true }
-                walk.edges.append(EdgeKey(object: object, serial: serial, isLeaf: isLeaf))
-                if isLeaf {
-                    walk.endpoint = .value(value)
-                } else if let next = PathStep.model(in: value) {
-                    work.append((next, index + 1))
-                }
+                if index == 0 { rootResolved = true }
+                edges.append(EdgeKey(object: object, serial: serial, isLeaf: isLeaf))
+                if !isLeaf, let next = PathStep.model(in: value) { work.append((next, index + 1)) }
             }
         }
-        return walk
+        return rootResolved ? .unreachable : nil
     }
 
     private struct VisitKey: Hashable {

@@ -17,8 +17,8 @@ enum PathStep: Sendable {
         case .key(let key):
             // The key path must read exactly one @Observed storage, of this object, with the
             // key path's own value type: `\.zip` qualifies, `\.zip.count` and `\.a.b` don't.
-            let (value, accesses) = AccessCapture.capture { key.read(object) }
-            guard let value, accesses.count == 1, let access = accesses.first,
+            let (value, recording) = AccessCapture.capture { key.read(object) }
+            guard let value, recording.count == 1, let access = recording.first,
                 access.object == ObjectIdentifier(object), access.valueType == key.valueType
             else { return nil }
             return (access.serial, value)
@@ -43,6 +43,12 @@ enum PathStep: Sendable {
     static func model(in value: Any) -> ObservableModel? {
         value as? ObservableModel
     }
+
+    /// The class instance inside `value`, looking through `Optional`; nil for other values.
+    static func reference(in value: Any) -> AnyObject? {
+        if let optional = value as? any _OptionalReference { return optional._reference }
+        return type(of: value) is AnyObject.Type ? value as AnyObject : nil
+    }
 }
 
 /// A type-erased typed key path segment.
@@ -56,13 +62,14 @@ struct TypedKey: @unchecked Sendable {
 
     init<Root: ObservableModel, Value>(_ keyPath: KeyPath<Root, Value>) {
         self.keyPath = keyPath
-        read = { object in (object as? Root).map { $0[keyPath: keyPath] } }
+        // A class check on the metadata, cheaper than `as?` (a generic dynamic cast).
+        read = { object in object is Root ? unsafeDowncast(object, to: Root.self)[keyPath: keyPath] : nil }
     }
 }
 
 extension TypedKey {
     init<Root: ObservableModel>(partial keyPath: PartialKeyPath<Root>) {
         self.keyPath = keyPath
-        read = { object in (object as? Root).map { $0[keyPath: keyPath] } }
+        read = { object in object is Root ? unsafeDowncast(object, to: Root.self)[keyPath: keyPath] : nil }
     }
 }

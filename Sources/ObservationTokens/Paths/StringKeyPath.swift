@@ -65,7 +65,9 @@ enum StringKeyPath {
             } else {
                 let nextName: String
                 if case .name(let name) = steps[offset + 1] { nextName = name } else { nextName = "*" }
-                throw .notObservable(nextName, type: String(describing: valueType), path: path, position: offset + 2)
+                throw .notObservable(
+                    nextName, type: String(describing: PropertyTable.unwrapped(valueType)), path: path,
+                    position: offset + 2)
             }
         }
     }
