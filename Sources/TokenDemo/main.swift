@@ -1,2 +1,0 @@
-import ObservationTokens
-print("demo")
