@@ -1,0 +1,840 @@
+import Testing
+
+@testable import ObservationTokens
+
+/// `currentUser.address.zipCode`, rooted at the cache.
+private let cacheZipCode = KeyPathChain(\PathUserCache.currentUser).then(\.address).then(\.zipCode)
+/// `address.zipCode`, rooted at the user.
+private let userZipCode = KeyPathChain(\PathUser.address).then(\.zipCode)
+/// `currentUser.address.label`: an optional endpoint, flattened to `String?`.
+private let cacheLabel = KeyPathChain(\PathUserCache.currentUser).then(\.address).then(\.label)
+
+@Suite("Key path chains")
+struct KeyPathChainTests {
+    // MARK: Depth
+
+    @Test(arguments: 2...6)
+    func chainOfAnyDepthFiresWhenAnyElementChanges(depth: Int) {
+        // Given a chain of `depth` segments ending at the leaf of a six-level tree
+        let queue = CoalescingQueue(target: .manual)
+        let tree = PathTree(leaf: 1)
+        let seen = PathRecorder<Int?>()
+        let (token, segments) = tree.observeChain(depth: depth, queue: queue) { seen.record($0) }
+        #expect(segments == depth)
+        #expect(token.isValid)
+
+        // When each element along the path changes in turn, from the root's property to the leaf
+        let rootLevel = 7 - depth
+        for level in rootLevel...6 {
+            tree.replaceElement(atLevel: level, leaf: 100 + level)
+
+            // Then each change is one callback, with the new endpoint
+            #expect(queue.drain() == 1, "change at level \(level)")
+            #expect(seen.values.last == 100 + level, "change at level \(level)")
+        }
+        #expect(seen.count == depth)
+        withExtendedLifetime(token) {}
+    }
+
+    @Test(arguments: 1...5)
+    func sixLevelChainStopsWatchingTheReplacedSubtree(level: Int) {
+        // Given a six-segment chain through optional and non-optional intermediates
+        let queue = CoalescingQueue(target: .manual)
+        let tree = PathTree(leaf: 1)
+        let seen = PathRecorder<Int?>()
+        let (token, _) = tree.observeChain(depth: 6, queue: queue) { seen.record($0) }
+        let oldLeaf = tree.level6!
+
+        // When the element held at `level` is replaced by a fresh subtree
+        tree.replaceElement(atLevel: level, leaf: 2)
+        #expect(queue.drain() == 1)
+        #expect(seen.values == [2])
+
+        // Then the old leaf is no longer watched, and the new one is
+        #expect(oldLeaf.pathEdgeCount == 0)
+        oldLeaf.value = 99
+        #expect(queue.drain() == 0)
+        tree.level6!.value = 3
+        #expect(queue.drain() == 1)
+        #expect(seen.values == [2, 3])
+        withExtendedLifetime(token) {}
+    }
+
+    @Test
+    func chainThroughNonOptionalIntermediateHasNonOptionalEndpoint() {
+        // Given a chain whose intermediate is not optional
+        let queue = CoalescingQueue(target: .manual)
+        let user = PathUser()
+        user.primaryAddress = PathAddress(zipCode: "10001")
+        let chain: KeyPathChain<PathUser, String> = KeyPathChain(\PathUser.primaryAddress).then(\.zipCode)
+        let seen = PathRecorder<String>()
+        let token = user.observe(chain, queue: queue) { _, zipCode in seen.record(zipCode) }
+        let old = user.primaryAddress
+
+        // When the intermediate is replaced
+        user.primaryAddress = PathAddress(zipCode: "94103")
+
+        // Then the callback gets the new endpoint, and only the new object is watched
+        #expect(queue.drain() == 1)
+        old.zipCode = "old"
+        #expect(queue.drain() == 0)
+        user.primaryAddress.zipCode = "97210"
+        #expect(queue.drain() == 1)
+        #expect(seen.values == ["94103", "97210"])
+        withExtendedLifetime(token) {}
+    }
+
+    // MARK: Unreachable endpoints
+
+    @Test
+    func defaultModeFiresWhenAnIntermediateChangesButTheEndpointStaysUnreachable() {
+        // Given a path whose endpoint is unreachable (no user)
+        let queue = CoalescingQueue(target: .manual)
+        let cache = PathUserCache()
+        let seen = PathRecorder<String?>()
+        let token = cache.observe(cacheZipCode, queue: queue) { _, zipCode in seen.record(zipCode) }
+
+        // When a user without an address arrives, and is replaced by another one without
+        cache.currentUser = PathUser()
+        let first = queue.drain()
+        cache.currentUser = PathUser()
+        let second = queue.drain()
+
+        // Then each change of an element fires (nil → nil), reporting the unreachable endpoint as nil
+        #expect(first == 1)
+        #expect(second == 1)
+        #expect(seen.values == [nil, nil])
+        withExtendedLifetime(token) {}
+    }
+
+    @Test
+    func endpointChangesModeSkipsChangesThatLeaveTheEndpointUnreachable() {
+        // Given the same path observed in both modes
+        let queue = CoalescingQueue(target: .manual)
+        let cache = PathUserCache()
+        let everyChange = PathRecorder<String?>()
+        let endpointOnly = PathRecorder<String?>()
+        let all = cache.observe(cacheZipCode, queue: queue) { _, zipCode in everyChange.record(zipCode) }
+        let changes = cache.observe(cacheZipCode, options: .endpointChanges, queue: queue) { _, zipCode in
+            endpointOnly.record(zipCode)
+        }
+
+        // When users without an address come and go
+        cache.currentUser = PathUser()
+        queue.drain()
+        cache.currentUser = PathUser()
+        queue.drain()
+        cache.currentUser = nil
+        queue.drain()
+
+        // Then only the default mode fires
+        #expect(everyChange.count == 3)
+        #expect(endpointOnly.count == 0)
+        withExtendedLifetime((all, changes)) {}
+    }
+
+    @Test
+    func endpointChangesModeFiresOnlyWhenTheEndpointValueChanges() {
+        // Given a reachable endpoint observed in both modes
+        let queue = CoalescingQueue(target: .manual)
+        let user = PathUser(address: PathAddress(zipCode: "10001"))
+        let cache = PathUserCache(currentUser: user)
+        let everyChange = PathRecorder<String?>()
+        let endpointOnly = PathRecorder<String?>()
+        let all = cache.observe(cacheZipCode, queue: queue) { _, zipCode in everyChange.record(zipCode) }
+        let changes = cache.observe(cacheZipCode, options: .endpointChanges, queue: queue) { _, zipCode in
+            endpointOnly.record(zipCode)
+        }
+
+        // When the address is replaced by one with the same zip code
+        user.address = PathAddress(zipCode: "10001")
+        queue.drain()
+        // Then only the default mode fires
+        #expect(everyChange.values == ["10001"])
+        #expect(endpointOnly.values == [])
+
+        // When the zip code changes and comes back within one tick
+        user.address!.zipCode = "94103"
+        user.address!.zipCode = "10001"
+        queue.drain()
+        // Then only the default mode fires
+        #expect(everyChange.values == ["10001", "10001"])
+        #expect(endpointOnly.values == [])
+
+        // When the address is replaced by one with another zip code
+        user.address = PathAddress(zipCode: "97210")
+        queue.drain()
+        // Then both modes fire
+        #expect(everyChange.values == ["10001", "10001", "97210"])
+        #expect(endpointOnly.values == ["97210"])
+
+        // When the endpoint becomes unreachable
+        cache.currentUser = nil
+        queue.drain()
+        // Then both modes fire, with nil
+        #expect(everyChange.values == ["10001", "10001", "97210", nil])
+        #expect(endpointOnly.values == ["97210", nil])
+        withExtendedLifetime((all, changes)) {}
+    }
+
+    @Test
+    func endpointChangesModeCountsUnreachableToNilAsAChange() {
+        // Given an optional endpoint (the label) that is unreachable: the user has no address
+        let queue = CoalescingQueue(target: .manual)
+        let user = PathUser()
+        let cache = PathUserCache(currentUser: user)
+        let seen = PathRecorder<String?>()
+        let token = cache.observe(cacheLabel, options: .endpointChanges, queue: queue) { _, label in
+            seen.record(label)
+        }
+
+        // When an address with a nil label arrives (unreachable → nil)
+        user.address = PathAddress(label: nil)
+        // Then that is a change
+        #expect(queue.drain() == 1)
+
+        // When it is replaced by another address whose label is also nil (nil → nil)
+        user.address = PathAddress(label: nil)
+        // Then that is not a change
+        #expect(queue.drain() == 0)
+
+        // When the address goes away (nil → unreachable)
+        user.address = nil
+        // Then that is a change again
+        #expect(queue.drain() == 1)
+        #expect(seen.values == [nil, nil])
+        withExtendedLifetime(token) {}
+    }
+
+    @Test
+    func endpointChangesModeStillRunsTheInitialCallback() {
+        // Given a reachable endpoint
+        let queue = CoalescingQueue(target: .manual)
+        let cache = PathUserCache(currentUser: PathUser(address: PathAddress(zipCode: "10001")))
+        let seen = PathRecorder<String?>()
+
+        // When observing with `.initial` and `.endpointChanges`
+        let token = cache.observe(cacheZipCode, options: [.initial, .endpointChanges], queue: queue) { _, zipCode in
+            seen.record(zipCode)
+        }
+
+        // Then the initial callback ran once, synchronously, with the current endpoint
+        #expect(seen.values == ["10001"])
+        withExtendedLifetime(token) {}
+    }
+
+    @Test
+    func endpointChangesModeStillRunsFire() {
+        // Given a chain token in endpoint-changes mode and no change
+        let queue = CoalescingQueue(target: .manual)
+        let cache = PathUserCache(currentUser: PathUser(address: PathAddress(zipCode: "10001")))
+        let seen = PathRecorder<String?>()
+        let token = cache.observe(cacheZipCode, options: .endpointChanges, queue: queue) { _, zipCode in
+            seen.record(zipCode)
+        }
+
+        // When the token is fired by hand
+        let ran = token.fire()
+
+        // Then the callback runs now, as `fire()` promises for a live token
+        #expect(ran)
+        #expect(seen.values == ["10001"])
+    }
+
+    @Test
+    func immediateEndpointChangesModeRunsOnlyForRealEndpointChanges() {
+        // Given an immediate token in endpoint-changes mode
+        let queue = CoalescingQueue(target: .manual)
+        let user = PathUser(address: PathAddress(zipCode: "10001"))
+        let seen = PathRecorder<String?>()
+        let token = user.observe(userZipCode, options: [.immediate, .endpointChanges], queue: queue) { _, zipCode in
+            seen.record(zipCode)
+        }
+
+        // When the address is replaced by one with the same zip, then one with another zip
+        user.address = PathAddress(zipCode: "10001")
+        #expect(seen.values == [])
+        user.address = PathAddress(zipCode: "97210")
+
+        // Then only the real change ran the callback, inside the setter
+        #expect(seen.values == ["97210"])
+        #expect(queue.drain() == 0)
+        withExtendedLifetime(token) {}
+    }
+
+    // MARK: Retargeting
+
+    @Test
+    func replacingAMiddleObjectMovesTheObservationToTheNewObject() {
+        // Given a path through the user's address
+        let queue = CoalescingQueue(target: .manual)
+        let old = PathAddress(zipCode: "10001")
+        let user = PathUser(address: old)
+        let cache = PathUserCache(currentUser: user)
+        let seen = PathRecorder<String?>()
+        let token = cache.observe(cacheZipCode, queue: queue) { _, zipCode in seen.record(zipCode) }
+
+        // When the address is replaced
+        let new = PathAddress(zipCode: "94103")
+        user.address = new
+        #expect(queue.drain() == 1)
+
+        // Then changes of the old address no longer fire, changes of the new one do
+        old.zipCode = "old"
+        #expect(queue.drain() == 0)
+        new.zipCode = "97210"
+        #expect(queue.drain() == 1)
+        #expect(seen.values == ["94103", "97210"])
+        withExtendedLifetime(token) {}
+    }
+
+    @Test
+    func replacingTheFirstIntermediateRetargetsTheWholeRestOfThePath() {
+        // Given a path through one user's address
+        let queue = CoalescingQueue(target: .manual)
+        let oldAddress = PathAddress(zipCode: "10001")
+        let oldUser = PathUser(address: oldAddress)
+        let cache = PathUserCache(currentUser: oldUser)
+        let seen = PathRecorder<String?>()
+        let token = cache.observe(cacheZipCode, queue: queue) { _, zipCode in seen.record(zipCode) }
+
+        // When the user is replaced by another one with another address
+        let newAddress = PathAddress(zipCode: "94103")
+        let newUser = PathUser(address: newAddress)
+        cache.currentUser = newUser
+        #expect(queue.drain() == 1)
+
+        // Then neither of the old objects fires any more; both new ones do
+        oldUser.address = PathAddress(zipCode: "x")
+        oldAddress.zipCode = "y"
+        #expect(queue.drain() == 0)
+        newAddress.zipCode = "97210"
+        #expect(queue.drain() == 1)
+        newUser.address = nil
+        #expect(queue.drain() == 1)
+        #expect(seen.values == ["94103", "97210", nil])
+        withExtendedLifetime(token) {}
+    }
+
+    @Test
+    func nilIntermediateAtStartAttachesWhenItBecomesNonNil() {
+        // Given a path observed while its first intermediate is nil
+        let queue = CoalescingQueue(target: .manual)
+        let cache = PathUserCache()
+        let seen = PathRecorder<String?>()
+        let token = cache.observe(cacheZipCode, queue: queue) { _, zipCode in seen.record(zipCode) }
+        #expect(token.isValid)
+
+        // When the user arrives, then the user's address
+        let user = PathUser()
+        cache.currentUser = user
+        #expect(queue.drain() == 1)
+        let address = PathAddress(zipCode: "10001")
+        user.address = address
+        #expect(queue.drain() == 1)
+
+        // Then the token has attached all the way to the endpoint
+        address.zipCode = "97210"
+        #expect(queue.drain() == 1)
+        #expect(seen.values == [nil, "10001", "97210"])
+        withExtendedLifetime(token) {}
+    }
+
+    @Test
+    func intermediateThatBecomesNilDetachesAndReattachesWhenSetAgain() {
+        // Given an attached path
+        let queue = CoalescingQueue(target: .manual)
+        let address = PathAddress(zipCode: "10001")
+        let user = PathUser(address: address)
+        let cache = PathUserCache(currentUser: user)
+        let seen = PathRecorder<String?>()
+        let token = cache.observe(cacheZipCode, queue: queue) { _, zipCode in seen.record(zipCode) }
+
+        // When the address becomes nil
+        user.address = nil
+        #expect(queue.drain() == 1)
+        // Then the detached address no longer fires
+        address.zipCode = "detached"
+        #expect(queue.drain() == 0)
+
+        // When the same address comes back
+        user.address = address
+        #expect(queue.drain() == 1)
+        // Then it fires again
+        address.zipCode = "97210"
+        #expect(queue.drain() == 1)
+        #expect(seen.values == [nil, "detached", "97210"])
+        withExtendedLifetime(token) {}
+    }
+
+    // MARK: EBNObservable's example
+
+    @Test
+    func homeThenWorkAddressThenZipCodeInOneTickIsOneCallback() {
+        // Given EBNObservable's example: a path `address.zipCode` rooted at the user
+        let queue = CoalescingQueue(target: .manual)
+        let user = PathUser()
+        let home = PathAddress(zipCode: "10001")
+        let work = PathAddress(zipCode: "94103")
+        let seen = PathRecorder<String?>()
+        let token = user.observe(userZipCode, queue: queue) { _, zipCode in seen.record(zipCode) }
+
+        // When, in one tick, the home address is set, then the work address, then the zip code
+        user.address = home
+        user.address = work
+        user.address!.zipCode = "97210"
+
+        // Then exactly one callback runs, seeing the final endpoint
+        #expect(queue.drain() == 1)
+        #expect(seen.values == ["97210"])
+
+        // And afterwards home changes don't fire, work changes do
+        home.zipCode = "home"
+        #expect(queue.drain() == 0)
+        work.zipCode = "work"
+        #expect(queue.drain() == 1)
+        #expect(seen.values == ["97210", "work"])
+        withExtendedLifetime(token) {}
+    }
+
+    @Test
+    func followThePathSwitchesToTheNewAddressWhileFollowTheObjectStaysWithTheOld() {
+        // Given the same zip code observed two ways:
+        // rooted at the user (follow the path) and rooted at the address (follow the object)
+        let queue = CoalescingQueue(target: .manual)
+        let home = PathAddress(zipCode: "10001")
+        let work = PathAddress(zipCode: "94103")
+        let user = PathUser(address: home)
+        let followsPath = PathRecorder<String?>()
+        let followsObject = PathRecorder<String>()
+        let pathToken = user.observe(userZipCode, queue: queue) { _, zipCode in followsPath.record(zipCode) }
+        let objectToken = user.address!.observe(\.zipCode, queue: queue) { address in
+            followsObject.record(address.zipCode)
+        }
+
+        // When the user moves to work, whose zip code then changes
+        user.address = work
+        work.zipCode = "97210"
+        queue.drain()
+        // Then only the path-rooted token fires
+        #expect(followsPath.values == ["97210"])
+        #expect(followsObject.values == [])
+
+        // When the old home address changes
+        home.zipCode = "10002"
+        queue.drain()
+        // Then only the object-rooted token fires
+        #expect(followsPath.values == ["97210"])
+        #expect(followsObject.values == ["10002"])
+        withExtendedLifetime((pathToken, objectToken)) {}
+    }
+
+    // MARK: Loops and crossing paths
+
+    @Test
+    func pathThatLoopsBackThroughItsOwnRootFollowsEveryElement() {
+        // Given root.next = other, other.next = root, and the path next.next.value rooted at root
+        let queue = CoalescingQueue(target: .manual)
+        let root = PathNode(value: 1)
+        let other = PathNode(value: 2)
+        root.next = other
+        other.next = root
+        let chain = KeyPathChain(\PathNode.next).then(\.next).then(\.value)
+        let seen = PathRecorder<Int?>()
+        let token = root.observe(chain, queue: queue) { _, value in seen.record(value) }
+
+        // When the root's own value (reached through the loop) changes
+        root.value = 10
+        // Then it fires with the value found at the end of the loop
+        #expect(queue.drain() == 1)
+
+        // When the loop is broken in the middle, then closed again
+        other.next = nil
+        #expect(queue.drain() == 1)
+        root.value = 11
+        #expect(queue.drain() == 0, "the root's value is not on the path while the loop is broken")
+        other.next = root
+        #expect(queue.drain() == 1)
+        #expect(seen.values == [10, nil, 11])
+
+        // When the token ends
+        token.invalidate()
+        // Then no edge is left on either object
+        #expect(root.pathEdgeCount == 0)
+        #expect(other.pathEdgeCount == 0)
+        other.next = nil  // break the reference cycle
+    }
+
+    @Test
+    func pathThatRunsThroughTheSameObjectTwiceDetachesCompletely() {
+        // Given a node that is its own next, and a path that runs through it three times
+        let queue = CoalescingQueue(target: .manual)
+        let node = PathNode(value: 1)
+        node.next = node
+        let chain = KeyPathChain(\PathNode.next).then(\.next).then(\.next).then(\.value)
+        let seen = PathRecorder<Int?>()
+        let token = node.observe(chain, queue: queue) { _, value in seen.record(value) }
+
+        // When the value changes, then the loop is cut
+        node.value = 2
+        #expect(queue.drain() == 1)
+        node.next = nil
+        #expect(queue.drain() == 1)
+        #expect(seen.values == [2, nil])
+
+        // When the token ends
+        token.invalidate()
+        // Then nothing stays attached
+        #expect(node.pathEdgeCount == 0)
+        #expect(node.observedProperties == [])
+    }
+
+    enum Ending: String, CaseIterable, Sendable {
+        case invalidate
+        case release
+    }
+
+    @Test(arguments: Ending.allCases)
+    func twoRootsCrossingTheSameObjectsDontDisturbEachOther(ending: Ending) {
+        // Given two caches sharing one user, each observing its own path through that user
+        let queue = CoalescingQueue(target: .manual)
+        let home = PathAddress(zipCode: "10001")
+        let user = PathUser(address: home)
+        let cacheA = PathUserCache(currentUser: user)
+        let cacheB = PathUserCache(currentUser: user)
+        let seenA = PathRecorder<String?>()
+        let seenB = PathRecorder<String?>()
+        var tokenA: ObservationToken? = cacheA.observe(cacheZipCode, queue: queue) { _, zipCode in
+            seenA.record(zipCode)
+        }
+        let tokenB = cacheB.observe(cacheZipCode, queue: queue) { _, zipCode in seenB.record(zipCode) }
+        #expect(home.observerCount(of: \.zipCode) == 2)
+        home.zipCode = "10002"
+        #expect(queue.drain() == 2)
+
+        // When A's token ends
+        switch ending {
+        case .invalidate: tokenA!.invalidate()
+        case .release: tokenA = nil
+        }
+
+        // Then B still watches every element of its path through the shared objects
+        #expect(home.observerCount(of: \.zipCode) == 1)
+        #expect(user.observerCount(of: \.address) == 1)
+        home.zipCode = "10003"
+        #expect(queue.drain() == 1)
+        let work = PathAddress(zipCode: "94103")
+        user.address = work
+        #expect(queue.drain() == 1)
+        work.zipCode = "97210"
+        #expect(queue.drain() == 1)
+        #expect(seenA.values == ["10002"])
+        #expect(seenB.values == ["10002", "10003", "94103", "97210"])
+        withExtendedLifetime((tokenA, tokenB)) {}
+    }
+
+    @Test
+    func twoRootsCrossingTheSameObjectRetargetIndependently() {
+        // Given two caches with different users that share one address
+        let queue = CoalescingQueue(target: .manual)
+        let shared = PathAddress(zipCode: "10001")
+        let userA = PathUser(address: shared)
+        let userB = PathUser(address: shared)
+        let cacheA = PathUserCache(currentUser: userA)
+        let cacheB = PathUserCache(currentUser: userB)
+        let seenA = PathRecorder<String?>()
+        let seenB = PathRecorder<String?>()
+        let tokenA = cacheA.observe(cacheZipCode, queue: queue) { _, zipCode in seenA.record(zipCode) }
+        let tokenB = cacheB.observe(cacheZipCode, queue: queue) { _, zipCode in seenB.record(zipCode) }
+
+        // When A's user moves away from the shared address
+        userA.address = PathAddress(zipCode: "94103")
+        queue.drain()
+
+        // Then the shared address is still watched by B alone
+        #expect(shared.observerCount(of: \.zipCode) == 1)
+        shared.zipCode = "97210"
+        queue.drain()
+        #expect(seenA.values == ["94103"])
+        #expect(seenB.values == ["97210"])
+        withExtendedLifetime((tokenA, tokenB)) {}
+    }
+
+    // MARK: Lifetime of intermediates
+
+    @Test
+    func pathRetainsNoIntermediateObject() {
+        // Given a path through a user and an address that only the model holds
+        let queue = CoalescingQueue(target: .manual)
+        let cache = PathUserCache()
+        weak var weakUser: PathUser?
+        weak var weakAddress: PathAddress?
+        do {
+            let address = PathAddress(zipCode: "10001")
+            let user = PathUser(address: address)
+            cache.currentUser = user
+            weakUser = user
+            weakAddress = address
+        }
+        let seen = PathRecorder<String?>()
+        let token = cache.observe(cacheZipCode, queue: queue) { _, zipCode in seen.record(zipCode) }
+        #expect(weakUser != nil)
+
+        // When the address changes (a delivery is pending) and then the model lets go of it
+        weakAddress!.zipCode = "10002"
+        weakUser!.address = PathAddress(zipCode: "94103")
+
+        // Then the old address is gone at once: neither the path nor the pending delivery kept it
+        #expect(weakAddress == nil)
+
+        // When the model lets go of the user too
+        cache.currentUser = nil
+        #expect(weakUser == nil)
+
+        // Then the path still delivers, once, with the endpoint now unreachable
+        #expect(queue.drain() == 1)
+        #expect(seen.values == [nil])
+        #expect(token.isValid)
+    }
+
+    @Test
+    func pathRetainsNotEvenTheModelObjectAtItsEnd() {
+        // Given a path that ends at a model object (the address itself), which only the user holds
+        let queue = CoalescingQueue(target: .manual)
+        let user = PathUser()
+        let cache = PathUserCache(currentUser: user)
+        weak var weakAddress: PathAddress?
+        do {
+            let address = PathAddress(zipCode: "10001")
+            user.address = address
+            weakAddress = address
+        }
+        let chain = KeyPathChain(\PathUserCache.currentUser).then(\.address)
+        let token = cache.observe(chain, queue: queue) { _, _ in }
+        #expect(weakAddress != nil)
+
+        // When the model lets go of it
+        user.address = PathAddress(zipCode: "94103")
+        queue.drain()
+
+        // Then it is gone, although the token lives on
+        #expect(weakAddress == nil)
+        #expect(token.isValid)
+    }
+
+    @Test
+    func intermediateThatDeinitsWhileAttachedCountsAsNil() {
+        // Given a path through an address that only the user holds
+        let queue = CoalescingQueue(target: .manual)
+        let user = PathUser()
+        let cache = PathUserCache(currentUser: user)
+        weak var weakAddress: PathAddress?
+        do {
+            let address = PathAddress(zipCode: "10001")
+            user.address = address
+            weakAddress = address
+        }
+        let seen = PathRecorder<String?>()
+        let token = cache.observe(cacheZipCode, queue: queue) { _, zipCode in seen.record(zipCode) }
+        #expect(weakAddress?.observerCount(of: \.zipCode) == 1)
+
+        // When the user lets go of the address without the setter, so it deinits while attached
+        user.dropAddressBehindTheSettersBack()
+        #expect(weakAddress == nil)
+
+        // Then that is a change to an unreachable endpoint: one callback, with nil
+        #expect(queue.drain() == 1)
+        #expect(seen.values == [nil])
+        #expect(queue.pendingCount == 0)
+
+        // And the path attaches to the next address as usual
+        let work = PathAddress(zipCode: "94103")
+        user.address = work
+        #expect(queue.drain() == 1)
+        work.zipCode = "97210"
+        #expect(queue.drain() == 1)
+        #expect(seen.values == [nil, "94103", "97210"])
+        withExtendedLifetime(token) {}
+    }
+
+    @Test
+    func replacedIntermediateThatDeinitsLeavesNoStaleDelivery() {
+        // Given a path through an address that only the user holds, with a change pending
+        let queue = CoalescingQueue(target: .manual)
+        let user = PathUser()
+        weak var weakHome: PathAddress?
+        do {
+            let home = PathAddress(zipCode: "10001")
+            user.address = home
+            weakHome = home
+        }
+        let seen = PathRecorder<String?>()
+        let token = user.observe(userZipCode, queue: queue) { _, zipCode in seen.record(zipCode) }
+        weakHome!.zipCode = "10002"
+
+        // When the address is replaced (the old one deinits) and the tick ends
+        user.address = PathAddress(zipCode: "94103")
+        #expect(weakHome == nil)
+        let delivered = queue.drain()
+
+        // Then one callback saw the new endpoint, and nothing else is left to deliver
+        #expect(delivered == 1)
+        #expect(seen.values == ["94103"])
+        #expect(queue.pendingCount == 0)
+        #expect(queue.drain() == 0)
+
+        // When the address becomes nil, the old value is gone for good as well
+        user.address = nil
+        #expect(queue.drain() == 1)
+        #expect(seen.values == ["94103", nil])
+        withExtendedLifetime(token) {}
+    }
+
+    // MARK: Values and options
+
+    @Test
+    func chainCallbackReceivesTheEndpointValueAtDelivery() {
+        // Given a chain token
+        let queue = CoalescingQueue(target: .manual)
+        let address = PathAddress(zipCode: "10001")
+        let user = PathUser(address: address)
+        let cache = PathUserCache(currentUser: user)
+        let seen = PathRecorder<String?>()
+        let token = cache.observe(cacheZipCode, queue: queue) { _, zipCode in seen.record(zipCode) }
+
+        // When the endpoint changes twice in one tick
+        address.zipCode = "94103"
+        address.zipCode = "97210"
+        queue.drain()
+        // Then the callback sees the value at delivery
+        #expect(seen.values == ["97210"])
+
+        // When the endpoint becomes unreachable
+        user.address = nil
+        queue.drain()
+        // Then the callback sees nil
+        #expect(seen.values == ["97210", nil])
+        withExtendedLifetime(token) {}
+    }
+
+    @Test
+    func initialRunsTheChainCallbackSynchronouslyWithTheCurrentEndpoint() {
+        // Given one reachable and one unreachable path
+        let queue = CoalescingQueue(target: .manual)
+        let reachable = PathUserCache(currentUser: PathUser(address: PathAddress(zipCode: "10001")))
+        let unreachable = PathUserCache(currentUser: PathUser())
+        let seenReachable = PathRecorder<String?>()
+        let seenUnreachable = PathRecorder<String?>()
+
+        // When observing with `.initial`
+        let first = reachable.observe(cacheZipCode, options: .initial, queue: queue) { _, zipCode in
+            seenReachable.record(zipCode)
+        }
+        let second = unreachable.observe(cacheZipCode, options: .initial, queue: queue) { _, zipCode in
+            seenUnreachable.record(zipCode)
+        }
+
+        // Then each callback ran once before `observe` returned, with the endpoint or nil
+        #expect(seenReachable.values == ["10001"])
+        #expect(seenUnreachable.values == [nil])
+        #expect(queue.drain() == 0)
+
+        // And later changes are delivered as usual
+        reachable.currentUser!.address!.zipCode = "97210"
+        #expect(queue.drain() == 1)
+        #expect(seenReachable.values == ["10001", "97210"])
+        withExtendedLifetime((first, second)) {}
+    }
+
+    @Test
+    func immediateChainCallbackRunsInsideEverySetterAlongThePath() {
+        // Given an immediate chain token
+        let queue = CoalescingQueue(target: .manual)
+        let user = PathUser()
+        let cache = PathUserCache()
+        let seen = PathRecorder<String?>()
+        let token = cache.observe(cacheZipCode, options: .immediate, queue: queue) { _, zipCode in
+            seen.record(zipCode)
+        }
+        let home = PathAddress(zipCode: "10001")
+        let work = PathAddress(zipCode: "94103")
+
+        // When each element changes, in one tick
+        cache.currentUser = user
+        #expect(seen.values == [nil])
+        user.address = home
+        #expect(seen.values == [nil, "10001"])
+        user.address = work
+        #expect(seen.values == [nil, "10001", "94103"])
+        work.zipCode = "97210"
+        #expect(seen.values == [nil, "10001", "94103", "97210"])
+        home.zipCode = "stale"
+
+        // Then every change ran the callback in its setter (retargeted first), and the tick
+        // delivers nothing
+        #expect(seen.values == [nil, "10001", "94103", "97210"])
+        #expect(queue.drain() == 0)
+        withExtendedLifetime(token) {}
+    }
+
+    @Test
+    func retargetingMovesObserverCountsFromTheOldIntermediateToTheNewOne() {
+        // Given a path through the home address
+        let queue = CoalescingQueue(target: .manual)
+        let home = PathAddress(zipCode: "10001")
+        let work = PathAddress(zipCode: "94103")
+        let user = PathUser(address: home)
+        let cache = PathUserCache(currentUser: user)
+        let token = cache.observe(cacheZipCode, queue: queue) { _, _ in }
+        #expect(home.observerCount(of: \.zipCode) == 1)
+        #expect(home.observedProperties == ["zipCode"])
+        #expect(work.observerCount(of: \.zipCode) == 0)
+
+        // When the address is replaced
+        user.address = work
+
+        // Then the old intermediate has no observers and the new one has the path's
+        #expect(home.observerCount(of: \.zipCode) == 0)
+        #expect(home.observedProperties == [])
+        #expect(home.pathEdgeCount == 0)
+        #expect(work.observerCount(of: \.zipCode) == 1)
+        #expect(work.observedProperties == ["zipCode"])
+        #expect(user.observedProperties == ["address"])
+        #expect(cache.observedProperties == ["currentUser"])
+
+        // When the token ends, nothing on the path is observed any more
+        token.invalidate()
+        #expect(work.observerCount(of: \.zipCode) == 0)
+        #expect(user.observerCount(of: \.address) == 0)
+        #expect(cache.observerCount(of: \.currentUser) == 0)
+        #expect([cache.pathEdgeCount, user.pathEdgeCount, work.pathEdgeCount] == [0, 0, 0])
+    }
+
+    @Test
+    func observerVariantFollowsThePathAndEndsWhenTheObserverIsGone() {
+        // Given a chain observed on behalf of an observer
+        let queue = CoalescingQueue(target: .manual)
+        let user = PathUser(address: PathAddress(zipCode: "10001"))
+        let seen = PathRecorder<String?>()
+        var observer: PathPlainObject? = PathPlainObject()
+        let token = user.observe(userZipCode, observer: observer!, queue: queue) { observer, user in
+            seen.record("\(observer.zipCode) \(user.address?.zipCode ?? "nil")")
+        }
+
+        // When the address is replaced and the new one changes in one tick
+        let work = PathAddress(zipCode: "94103")
+        user.address = work
+        work.zipCode = "97210"
+        // Then one callback with both objects
+        #expect(queue.drain() == 1)
+        #expect(seen.values == ["plain 97210"])
+
+        // When the observer goes away and the endpoint changes
+        observer = nil
+        work.zipCode = "10001"
+        // Then the callback doesn't run, and the token ends
+        #expect(queue.drain() == 0)
+        #expect(!token.isValid)
+        #expect(work.observerCount(of: \.zipCode) == 0)
+    }
+}
