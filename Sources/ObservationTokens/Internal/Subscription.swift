@@ -10,17 +10,11 @@ import Synchronization
 /// Locking rule: the subscription lock may be held while taking a registry lock, never the
 /// other way round; no user code and no release of a user object happens under either.
 final class Subscription: Locked<SubscriptionState>, @unchecked Sendable {  // state is guarded by Locked
-    /// What the callback adaptor receives besides the observer and the observed object.
-    struct Delivery {
-        /// The observed value before the first change this tick, for change tokens.
-        var oldValue: Any?
-    }
-
-    typealias Callback = @Sendable (_ observer: AnyObject?, _ root: ObservableModel, _ delivery: Delivery) -> Void
+    typealias Callback = _ErasedCallback
 
     let queue: CoalescingQueue
     let options: ObservationOptions
-    let paths: [ObservedPath]
+    let paths: SmallArray<ObservedPath>
     let rootID: ObjectIdentifier
     let rootType: ObservableModel.Type
     let site: CreationSite
@@ -47,7 +41,7 @@ final class Subscription: Locked<SubscriptionState>, @unchecked Sendable {  // s
     init(
         root: ObservableModel,
         observer: AnyObject?,
-        paths: [ObservedPath],
+        paths: SmallArray<ObservedPath>,
         options: ObservationOptions,
         queue: CoalescingQueue,
         wantsOldValue: Bool,
@@ -87,8 +81,7 @@ final class Subscription: Locked<SubscriptionState>, @unchecked Sendable {  // s
     /// Attaches the initial edges. Returns false (and ends) when a path's first step does not
     /// name an `@Observed` property of the root.
     func start(root: ObservableModel) -> Bool {
-        var edges: [ObservedPath.EdgeKey] = []
-        edges.reserveCapacity(paths.count)
+        var edges = SmallArray<ObservedPath.EdgeKey>()
         var endpoints: [ObservedPath.Endpoint] = []
         for path in paths {
             guard let endpoint = path.walk(from: root, into: &edges) else {
@@ -98,7 +91,7 @@ final class Subscription: Locked<SubscriptionState>, @unchecked Sendable {  // s
             if options.contains(.endpointChanges) { endpoints.append(endpoint) }
         }
         let hooks = withLock { state in
-            state.lastEndpoints = endpoints.map(StoredEndpoint.init)
+            if !endpoints.isEmpty { state.lastEndpoints = endpoints.map(StoredEndpoint.init) }
             return apply(edges, to: &state)
         }
         hooks.run()
@@ -118,7 +111,7 @@ final class Subscription: Locked<SubscriptionState>, @unchecked Sendable {  // s
             return state.walkGeneration
         }
         guard let generation else { return }
-        var edges: [ObservedPath.EdgeKey] = []
+        var edges = SmallArray<ObservedPath.EdgeKey>()
         for path in paths { _ = path.walk(from: root, into: &edges) }
         let hooks = withLock { state -> ObservationStateHooks in
             guard state.isActive, state.walkGeneration == generation else { return ObservationStateHooks() }
@@ -129,13 +122,13 @@ final class Subscription: Locked<SubscriptionState>, @unchecked Sendable {  // s
     }
 
     /// Makes `state.edges` match `keys`, keeping edges that are already in place.
-    private func apply(_ keys: [ObservedPath.EdgeKey], to state: inout SubscriptionState) -> ObservationStateHooks {
+    private func apply(_ keys: SmallArray<ObservedPath.EdgeKey>, to state: inout SubscriptionState)
+        -> ObservationStateHooks
+    {
         var hooks = ObservationStateHooks()
-        var remaining = state.edges
-        var next: [Edge] = []
-        if remaining.isEmpty {
+        if state.edges.isEmpty {
             // First attach: nothing to keep or detach.
-            next.reserveCapacity(keys.count)
+            var next = SmallArray<Edge>()
             for key in keys {
                 let registry = key.object.registry
                 if let slot = registry.attach(
@@ -147,6 +140,8 @@ final class Subscription: Locked<SubscriptionState>, @unchecked Sendable {  // s
             state.edges = next
             return hooks
         }
+        var remaining = Array(state.edges)
+        var next = SmallArray<Edge>()
         next.reserveCapacity(keys.count)
         for key in keys {
             let registry = key.object.registry
@@ -177,7 +172,7 @@ final class Subscription: Locked<SubscriptionState>, @unchecked Sendable {  // s
             guard state.isActive else { return nil }
             state.isActive = false
             defer {
-                state.edges = []
+                state.edges = SmallArray()
                 state.callback = nil
                 state.retainedRoot = nil
                 state.oldValue = nil
@@ -197,7 +192,7 @@ final class Subscription: Locked<SubscriptionState>, @unchecked Sendable {  // s
     }
 
     private struct EndedState {
-        let edges: [Edge]
+        let edges: SmallArray<Edge>
         let callback: Callback?
         let retainedRoot: ObservableModel?
         let oldValue: Any?
@@ -330,7 +325,7 @@ final class Subscription: Locked<SubscriptionState>, @unchecked Sendable {  // s
             return .skipped
         case .call(let callback, let target, let oldValue):
             guard endpointChanged(root: target) else { return .skipped }
-            callback(observer, target, Delivery(oldValue: oldValue))
+            callback(observer, target, oldValue)
             return .delivered
         }
     }
@@ -349,7 +344,7 @@ final class Subscription: Locked<SubscriptionState>, @unchecked Sendable {  // s
             return false
         }
         guard endpointChanged(root: root) || !isChange else { return false }
-        callback(observer, root, Delivery(oldValue: oldValue))
+        callback(observer, root, oldValue)
         return true
     }
 
@@ -378,6 +373,11 @@ final class Subscription: Locked<SubscriptionState>, @unchecked Sendable {  // s
     var edgeCount: Int { withLock { $0.edges.count } }
 }
 
+/// A token's callback with its types erased: the observer (nil without one), the observed
+/// object, and the old value for change tokens (nil when unknown).
+@usableFromInline
+typealias _ErasedCallback = @Sendable (_ observer: AnyObject?, _ root: ObservableModel, _ oldValue: Any?) -> Void
+
 /// One attachment of a subscription to a property (or `*`) of one object.
 struct Edge {
     let registry: Registry
@@ -389,7 +389,7 @@ struct Edge {
 struct SubscriptionState {
     var isActive = true
     var callback: Subscription.Callback?
-    var edges: [Edge] = []
+    var edges = SmallArray<Edge>()
     var walkGeneration: UInt64 = 0
     var retainedRoot: ObservableModel?
     var firedInDrain: UInt64 = 0

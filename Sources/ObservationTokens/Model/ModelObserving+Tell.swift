@@ -33,7 +33,8 @@ extension ModelObserving where Self: ObservableModel {
         _ callback: @escaping @Sendable (Observer, Self) -> Void
     ) {
         let subscription = Subscription(
-            root: self, observer: observer, paths: keyPaths.map { ObservedPath(steps: [.key(TypedKey(partial: $0))]) },
+            root: self, observer: observer,
+            paths: SmallArray(keyPaths.map { ObservedPath(step: .key(TypedKey(partial: $0))) }),
             options: options, queue: queue, wantsOldValue: false, site: CreationSite(fileID: fileID, line: line)
         ) { observer, root, _ in
             callback(unsafeDowncast(observer!, to: Observer.self), unsafeDowncast(root, to: Self.self))

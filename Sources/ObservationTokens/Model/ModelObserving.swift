@@ -6,6 +6,8 @@ public protocol ModelObserving: AnyObject {}
 
 extension ObservableModel: ModelObserving {}
 
+// The typed entry points are inlinable so the key path is applied by code specialized for it
+// in the caller's module (see `TypedKey`); they only wrap their arguments and call `_observe`.
 extension ModelObserving where Self: ObservableModel {
     /// Observes one property; the callback receives the observed object.
     ///
@@ -22,11 +24,12 @@ extension ModelObserving where Self: ObservableModel {
     ///   - keyPath: An `@Observed` property of the receiver. Any other key path returns a token
     ///     that has already ended (`isValid == false`).
     ///   - options: `.initial`, `.immediate`; see ``ObservationOptions``.
-    ///   - queue: Where callbacks are delivered; the main thread by default.
+    ///   - queue: Where callbacks are delivered; the main queue by default.
     ///   - callback: Receives the observed object. Use it instead of capturing the object, so
     ///     the closure holds no strong reference to it.
     /// - Returns: The token that keeps the observation alive.
-    /// - Complexity: O(1) plus one key path application.
+    /// - Complexity: O(1).
+    @inlinable @inline(__always)
     public func observe<Value>(
         _ keyPath: KeyPath<Self, Value>,
         options: ObservationOptions = [],
@@ -35,9 +38,9 @@ extension ModelObserving where Self: ObservableModel {
         line: UInt = #line,
         _ callback: @escaping @Sendable (Self) -> Void
     ) -> ObservationToken {
-        makeToken(
-            paths: [ObservedPath(steps: [.key(TypedKey(keyPath))])], observer: nil, options: options,
-            queue: queue, site: CreationSite(fileID: fileID, line: line)
+        _observe(
+            TypedKey(keyPath), observer: nil, options: options, queue: queue, wantsOldValue: false,
+            fileID: fileID, line: line
         ) { _, root, _ in callback(unsafeDowncast(root, to: Self.self)) }
     }
 
@@ -57,9 +60,11 @@ extension ModelObserving where Self: ObservableModel {
     ///   - keyPath: An `@Observed` property of the receiver.
     ///   - observer: The object the callback works on; held weakly.
     ///   - options: `.initial`, `.immediate`; see ``ObservationOptions``.
-    ///   - queue: Where callbacks are delivered; the main thread by default.
+    ///   - queue: Where callbacks are delivered; the main queue by default.
     ///   - callback: Receives the observer and the observed object.
     /// - Returns: The token that keeps the observation alive.
+    /// - Complexity: O(1).
+    @inlinable @inline(__always)
     public func observe<Observer: AnyObject, Value>(
         _ keyPath: KeyPath<Self, Value>,
         observer: Observer,
@@ -69,9 +74,9 @@ extension ModelObserving where Self: ObservableModel {
         line: UInt = #line,
         _ callback: @escaping @Sendable (Observer, Self) -> Void
     ) -> ObservationToken {
-        makeToken(
-            paths: [ObservedPath(steps: [.key(TypedKey(keyPath))])], observer: observer, options: options,
-            queue: queue, site: CreationSite(fileID: fileID, line: line)
+        _observe(
+            TypedKey(keyPath), observer: observer, options: options, queue: queue, wantsOldValue: false,
+            fileID: fileID, line: line
         ) { observer, root, _ in
             callback(unsafeDowncast(observer!, to: Observer.self), unsafeDowncast(root, to: Self.self))
         }
@@ -90,9 +95,11 @@ extension ModelObserving where Self: ObservableModel {
     ///   - keyPaths: `@Observed` properties of the receiver. If any of them is not, the token
     ///     has already ended.
     ///   - options: `.initial`, `.immediate`; see ``ObservationOptions``.
-    ///   - queue: Where callbacks are delivered; the main thread by default.
+    ///   - queue: Where callbacks are delivered; the main queue by default.
     ///   - callback: Receives the observed object.
     /// - Returns: The token that keeps the observation alive.
+    /// - Complexity: O(*k*) in the number of key paths.
+    @inlinable @inline(__always)
     public func observe(
         _ keyPaths: [PartialKeyPath<Self>],
         options: ObservationOptions = [],
@@ -101,9 +108,9 @@ extension ModelObserving where Self: ObservableModel {
         line: UInt = #line,
         _ callback: @escaping @Sendable (Self) -> Void
     ) -> ObservationToken {
-        makeToken(
-            paths: keyPaths.map { ObservedPath(steps: [.key(TypedKey(partial: $0))]) }, observer: nil,
-            options: options, queue: queue, site: CreationSite(fileID: fileID, line: line)
+        _observe(
+            keyPaths.map { TypedKey(partial: $0) }, observer: nil, options: options, queue: queue,
+            fileID: fileID, line: line
         ) { _, root, _ in callback(unsafeDowncast(root, to: Self.self)) }
     }
 
@@ -113,9 +120,10 @@ extension ModelObserving where Self: ObservableModel {
     ///   - keyPaths: `@Observed` properties of the receiver.
     ///   - observer: The object the callback works on; held weakly.
     ///   - options: `.initial`, `.immediate`; see ``ObservationOptions``.
-    ///   - queue: Where callbacks are delivered; the main thread by default.
+    ///   - queue: Where callbacks are delivered; the main queue by default.
     ///   - callback: Receives the observer and the observed object.
     /// - Returns: The token that keeps the observation alive.
+    @inlinable @inline(__always)
     public func observe<Observer: AnyObject>(
         _ keyPaths: [PartialKeyPath<Self>],
         observer: Observer,
@@ -125,9 +133,9 @@ extension ModelObserving where Self: ObservableModel {
         line: UInt = #line,
         _ callback: @escaping @Sendable (Observer, Self) -> Void
     ) -> ObservationToken {
-        makeToken(
-            paths: keyPaths.map { ObservedPath(steps: [.key(TypedKey(partial: $0))]) }, observer: observer,
-            options: options, queue: queue, site: CreationSite(fileID: fileID, line: line)
+        _observe(
+            keyPaths.map { TypedKey(partial: $0) }, observer: observer, options: options, queue: queue,
+            fileID: fileID, line: line
         ) { observer, root, _ in
             callback(unsafeDowncast(observer!, to: Observer.self), unsafeDowncast(root, to: Self.self))
         }
@@ -138,6 +146,7 @@ extension ModelObserving where Self: ObservableModel {
     /// ```swift
     /// let token = person.observe(\.firstName, \.lastName) { person in … }
     /// ```
+    @inlinable @inline(__always)
     public func observe(
         _ first: PartialKeyPath<Self>,
         _ second: PartialKeyPath<Self>,
@@ -166,9 +175,10 @@ extension ModelObserving where Self: ObservableModel {
     /// - Parameters:
     ///   - keyPath: An `@Observed` property of the receiver.
     ///   - options: `.initial`, `.immediate`; see ``ObservationOptions``.
-    ///   - queue: Where callbacks are delivered; the main thread by default.
+    ///   - queue: Where callbacks are delivered; the main queue by default.
     ///   - callback: Receives the observed object and the change.
     /// - Returns: The token that keeps the observation alive.
+    @inlinable @inline(__always)
     public func observeChanges<Value>(
         _ keyPath: KeyPath<Self, Value>,
         options: ObservationOptions = [],
@@ -178,30 +188,62 @@ extension ModelObserving where Self: ObservableModel {
         _ callback: @escaping @Sendable (Self, PropertyChange<Value>) -> Void
     ) -> ObservationToken {
         let key = TypedKey(keyPath)
-        return makeToken(
-            paths: [ObservedPath(steps: [.key(key)])], observer: nil, options: options, queue: queue,
-            wantsOldValue: true, site: CreationSite(fileID: fileID, line: line)
-        ) { _, root, delivery in
+        return _observe(
+            key, observer: nil, options: options, queue: queue, wantsOldValue: true, fileID: fileID, line: line
+        ) { _, root, oldValue in
             let new = key.read(root) as! Value
-            let old = (delivery.oldValue as? Value) ?? new
+            let old = (oldValue as? Value) ?? new
             callback(unsafeDowncast(root, to: Self.self), PropertyChange(old: old, new: new))
         }
     }
 }
 
 extension ObservableModel {
+    /// Creates a token for one typed key path. The non-generic half of the `observe` methods.
+    @usableFromInline
+    final func _observe(
+        _ key: TypedKey,
+        observer: AnyObject?,
+        options: ObservationOptions,
+        queue: CoalescingQueue,
+        wantsOldValue: Bool,
+        fileID: StaticString,
+        line: UInt,
+        callback: @escaping _ErasedCallback
+    ) -> ObservationToken {
+        makeToken(
+            paths: CollectionOfOne(ObservedPath(step: .key(key))), observer: observer, options: options, queue: queue,
+            wantsOldValue: wantsOldValue, site: CreationSite(fileID: fileID, line: line), callback: callback)
+    }
+
+    /// Creates a token for several typed key paths, one callback per tick for all of them.
+    @usableFromInline
+    final func _observe(
+        _ keys: [TypedKey],
+        observer: AnyObject?,
+        options: ObservationOptions,
+        queue: CoalescingQueue,
+        fileID: StaticString,
+        line: UInt,
+        callback: @escaping _ErasedCallback
+    ) -> ObservationToken {
+        makeToken(
+            paths: keys.map { ObservedPath(step: .key($0)) }, observer: observer, options: options, queue: queue,
+            site: CreationSite(fileID: fileID, line: line), callback: callback)
+    }
+
     /// Creates the subscription and its token, attaches it, and runs `.initial`.
     final func makeToken(
-        paths: [ObservedPath],
+        paths: some Sequence<ObservedPath>,
         observer: AnyObject?,
         options: ObservationOptions,
         queue: CoalescingQueue,
         wantsOldValue: Bool = false,
         site: CreationSite,
-        callback: @escaping Subscription.Callback
+        callback: @escaping _ErasedCallback
     ) -> ObservationToken {
         let subscription = Subscription(
-            root: self, observer: observer, paths: paths, options: options, queue: queue,
+            root: self, observer: observer, paths: SmallArray(paths), options: options, queue: queue,
             wantsOldValue: wantsOldValue, site: site, callback: callback
         )
         let token = ObservationToken(subscription: subscription)

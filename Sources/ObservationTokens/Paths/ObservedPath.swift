@@ -5,19 +5,24 @@
 /// after a middle property changes yields the new edges; the subscription attaches the
 /// difference, so retargeting costs O(path length).
 struct ObservedPath: Sendable {
-    let steps: [PathStep]
+    let steps: SmallArray<PathStep>
+    /// A `*` before the last step makes the path fan out (computed once: walks check it).
+    let hasInnerWildcard: Bool
 
-    init(steps: [PathStep]) {
+    init(steps: some Sequence<PathStep>) {
+        self.steps = SmallArray(steps)
+        hasInnerWildcard = self.steps.dropLast().contains { if case .wildcard = $0 { true } else { false } }
+    }
+
+    init(step: PathStep) {
+        var steps = SmallArray<PathStep>()
+        steps.append(step)
         self.steps = steps
+        hasInnerWildcard = false
     }
 
     var hasWildcard: Bool {
         steps.contains { if case .wildcard = $0 { true } else { false } }
-    }
-
-    /// A `*` before the last step makes the path fan out.
-    var hasInnerWildcard: Bool {
-        steps.dropLast().contains { if case .wildcard = $0 { true } else { false } }
     }
 
     /// The path as dotted property names, resolved against `root` where it is still reachable.
@@ -70,7 +75,7 @@ struct ObservedPath: Sendable {
     /// Iterative, so a path of any length can't exhaust the stack. A `*` in the middle fans
     /// out; each (object, step) pair is visited once, so cycles in the object graph can't make
     /// the walk blow up.
-    func walk(from root: ObservableModel, into edges: inout [EdgeKey]) -> Endpoint? {
+    func walk(from root: ObservableModel, into edges: inout SmallArray<EdgeKey>) -> Endpoint? {
         if hasInnerWildcard { return fanOut(from: root, into: &edges) }
         var object = root
         for index in steps.indices {
@@ -92,7 +97,7 @@ struct ObservedPath: Sendable {
     }
 
     /// The walk for paths with a `*` before the last step: a tree, not a line.
-    private func fanOut(from root: ObservableModel, into edges: inout [EdgeKey]) -> Endpoint? {
+    private func fanOut(from root: ObservableModel, into edges: inout SmallArray<EdgeKey>) -> Endpoint? {
         var work: [(object: ObservableModel, index: Int)] = [(root, 0)]
         var visited = Set<VisitKey>()
         var rootResolved = false

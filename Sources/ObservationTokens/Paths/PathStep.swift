@@ -53,21 +53,29 @@ enum PathStep: Sendable {
 
 /// A type-erased typed key path segment.
 ///
+/// Built by inlinable code in the caller's module, so `read` is specialized for the concrete
+/// key path and applies it as a direct property access instead of through the key path
+/// runtime (about a hundred times fewer instructions).
+///
 /// `@unchecked Sendable`: key path objects are immutable, and `read` only applies one.
+@usableFromInline
 struct TypedKey: @unchecked Sendable {
+    @usableFromInline
     let keyPath: AnyKeyPath
-    var valueType: Any.Type { type(of: keyPath).valueType }
     /// Applies the key path to an object of its root type; nil for any other object.
+    @usableFromInline
     let read: (ObservableModel) -> Any?
 
+    var valueType: Any.Type { type(of: keyPath).valueType }
+
+    @inlinable @inline(__always)
     init<Root: ObservableModel, Value>(_ keyPath: KeyPath<Root, Value>) {
         self.keyPath = keyPath
         // A class check on the metadata, cheaper than `as?` (a generic dynamic cast).
         read = { object in object is Root ? unsafeDowncast(object, to: Root.self)[keyPath: keyPath] : nil }
     }
-}
 
-extension TypedKey {
+    @inlinable @inline(__always)
     init<Root: ObservableModel>(partial keyPath: PartialKeyPath<Root>) {
         self.keyPath = keyPath
         read = { object in object is Root ? unsafeDowncast(object, to: Root.self)[keyPath: keyPath] : nil }
