@@ -1,0 +1,31 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+// PeerBench measures ObservationTokens against what users would pick instead. It is its own
+// package so that the peers (OpenCombine) never become dependencies of the library.
+let package = Package(
+    name: "PeerBench",
+    platforms: [.macOS(.v15)],
+    dependencies: [
+        .package(name: "ObservationTokens", path: ".."),
+        .package(url: "https://github.com/OpenCombine/OpenCombine", exact: "0.14.0"),
+    ],
+    targets: [
+        .executableTarget(
+            name: "PeerBench",
+            dependencies: [
+                .product(name: "ObservationTokens", package: "ObservationTokens"),
+                .product(name: "OpenCombine", package: "OpenCombine"),
+                "CHeapStats",
+            ]
+        ),
+        // glibc's mallinfo2() for W7 (Swift's Glibc module doesn't include <malloc.h>).
+        .target(name: "CHeapStats"),
+        // Our side of each workload only, for `valgrind --tool=callgrind` (see README.md).
+        .executableTarget(
+            name: "ProfileTarget",
+            dependencies: [.product(name: "ObservationTokens", package: "ObservationTokens")]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

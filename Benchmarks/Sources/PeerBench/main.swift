@@ -1,0 +1,138 @@
+// PeerBench: ObservationTokens against its peers, in one run, as one Markdown table.
+//
+//   swift run -c release --package-path Benchmarks PeerBench [--quick] [--check] [--only W1,W5]
+//
+// See Benchmarks/README.md for what each workload does.
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+let usage = """
+    usage: PeerBench [--quick] [--check] [--only W1,W2,...]
+      --quick   small sizes, 3 rounds: a smoke run of a few seconds (for CI)
+      --check   compare every ratio with the issue's targets; exit 1 naming each miss
+      --only    run only these workloads
+    """
+
+var settings = Settings()
+var check = false
+var arguments = CommandLine.arguments.dropFirst()
+while let argument = arguments.popFirst() {
+    switch argument {
+    case "--quick": settings.quick = true
+    case "--check": check = true
+    case "--only":
+        guard let list = arguments.popFirst() else {
+            printError(usage)
+            exit(64)
+        }
+        settings.only = Set(list.split(separator: ",").map { $0.uppercased() })
+    case "--help", "-h":
+        print(usage)
+        exit(0)
+    default:
+        printError("unknown argument \(argument)\n" + usage)
+        exit(64)
+    }
+}
+
+let workloads: [(id: String, run: (Settings) -> [Row])] = [
+    ("W1", runW1), ("W2", runW2), ("W3", runW3), ("W4", runW4),
+    ("W5", runW5), ("W6", runW6), ("W7", runW7), ("W8", runW8),
+]
+
+var rows: [Row] = []
+let started = clock.now
+for (id, run) in workloads where settings.runs(id) {
+    printError("PeerBench: running \(id)…")
+    let workloadStart = clock.now
+    rows += run(settings)
+    printError("PeerBench: \(id) took \(formatNumber(workloadStart.duration(to: clock.now).nanoseconds / 1e9)) s")
+}
+let totalSeconds = started.duration(to: clock.now).nanoseconds / 1e9
+
+// MARK: - Table
+
+func cell(_ value: Double, _ unit: Row.Unit) -> String {
+    guard value.isFinite else { return "n/a" }
+    switch unit {
+    case .nanoseconds: return formatNumber(value) + " ns"
+    case .bytes: return formatNumber(value) + " B"
+    }
+}
+
+func loadAverage() -> String {
+    guard let file = fopen("/proc/loadavg", "r") else { return "unknown" }
+    defer { fclose(file) }
+    var buffer = [CChar](repeating: 0, count: 64)
+    guard fgets(&buffer, Int32(buffer.count), file) != nil else { return "unknown" }
+    let text = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    return text.split(separator: " ").prefix(3).joined(separator: " ")
+}
+
+var notes: [String] = []
+var lines: [String] = []
+lines.append("| Workload | ObservationTokens | Peer | Peer result | Ratio | Target | Result |")
+lines.append("|---|---:|---|---:|---:|---|---|")
+var previousTitle = ""
+for row in rows {
+    let title = row.title == previousTitle ? "″" : "**\(row.workload)** \(row.title)"
+    previousTitle = row.title
+    var peer = row.peer
+    if let note = row.note {
+        notes.append(note)
+        peer += " [\(notes.count)]"
+    }
+    let peerCell = row.peerValue.map { cell($0, row.unit) } ?? (row.ratioKind == .none ? "—" : "unavailable")
+    let ratio = row.ratio.map(formatFactor) ?? "—"
+    let result: String =
+        switch row.passes {
+        case true?: "pass"
+        case false?: "**MISS**"
+        case nil: row.target == nil ? "info" : "not checked"
+        }
+    lines.append(
+        "| \(title) | \(cell(row.ours, row.unit)) | \(peer) | \(peerCell) | \(ratio) | \(row.target?.text ?? "") | \(result) |"
+    )
+}
+
+let cores = sysconf(Int32(_SC_NPROCESSORS_ONLN))
+print("### PeerBench (\(settings.quick ? "quick" : "full") run)")
+print()
+print(
+    "Median of \(settings.rounds) rounds after \(settings.warmupRounds) warm-up round; \(cores) cores; "
+        + "load average at the end \(loadAverage()); \(formatNumber(totalSeconds)) s in all.")
+print("Ratio = peer / ours (higher is better) unless a note says otherwise.")
+print()
+for line in lines { print(line) }
+if !notes.isEmpty {
+    print()
+    for (index, note) in notes.enumerated() { print("\(index + 1). \(note)") }
+}
+
+// MARK: - Check
+
+if check {
+    let misses = rows.filter { $0.passes == false }
+    let unchecked = rows.filter { $0.target != nil && $0.passes == nil }
+    print()
+    for row in unchecked {
+        print("not checked: \(row.workload) \(row.title) vs \(row.peer): \(row.note ?? "no peer result")")
+    }
+    if misses.isEmpty {
+        print("check: all \(rows.filter { $0.passes == true }.count) targets met")
+    } else {
+        print("check: \(misses.count) target(s) missed:")
+        for row in misses {
+            let got =
+                if case .oursAtMost = row.target { cell(row.ours, row.unit) } else {
+                    row.ratio.map(formatFactor) ?? "?"
+                }
+            print("  MISS \(row.workload) \(row.title) vs \(row.peer): \(got), target \(row.target!.text)")
+        }
+        exit(1)
+    }
+}
