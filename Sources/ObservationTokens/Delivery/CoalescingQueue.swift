@@ -90,8 +90,8 @@ public final class CoalescingQueue: Sendable {
                 switch item {
                 case .notice(let notice):
                     notice()
-                case .subscription(let subscription):
-                    switch subscription.deliver(drainID: drainID) {
+                case .subscription(let subscription, let root):
+                    switch subscription.deliver(drainID: drainID, root: root) {
                     case .delivered: delivered += 1
                     case .skipped: break
                     case .deferred: deferred.append(item)
@@ -111,9 +111,11 @@ public final class CoalescingQueue: Sendable {
 
     // MARK: Internal
 
-    func enqueue(_ subscription: Subscription) {
+    /// Queues a delivery. `root` stays alive until it runs: from a set to its delivery, the
+    /// observed object is retained, so its observers run before it goes away.
+    func enqueue(_ subscription: Subscription, retaining root: ObservableModel?) {
         let schedule = state.withLock { state in
-            state.items.append(.subscription(subscription))
+            state.items.append(.subscription(subscription, root))
             return markScheduledIfNeeded(&state)
         }
         if schedule { scheduleDrain() }
@@ -121,15 +123,17 @@ public final class CoalescingQueue: Sendable {
 
     /// Enqueues subscriptions that may belong to different queues, one lock per run of
     /// subscriptions on the same queue.
-    static func enqueue(_ subscriptions: [Subscription]) {
+    static func enqueue(_ subscriptions: [(Subscription, ObservableModel?)]) {
         var start = 0
         while start < subscriptions.count {
-            let queue = subscriptions[start].queue
+            let queue = subscriptions[start].0.queue
             var end = start + 1
-            while end < subscriptions.count, subscriptions[end].queue === queue { end += 1 }
+            while end < subscriptions.count, subscriptions[end].0.queue === queue { end += 1 }
             let schedule = queue.state.withLock { state in
                 state.items.reserveCapacity(state.items.count + end - start)
-                for index in start..<end { state.items.append(.subscription(subscriptions[index])) }
+                for index in start..<end {
+                    state.items.append(.subscription(subscriptions[index].0, subscriptions[index].1))
+                }
                 return queue.markScheduledIfNeeded(&state)
             }
             if schedule { queue.scheduleDrain() }
@@ -161,8 +165,10 @@ public final class CoalescingQueue: Sendable {
     }
 }
 
-private enum Item: Sendable {
-    case subscription(Subscription)
+// `@unchecked`: the model object is carried only to keep it alive; the drain hands it to the
+// callback on the target's thread, as the setter's thread handed it over.
+private enum Item: @unchecked Sendable {
+    case subscription(Subscription, ObservableModel?)
     case notice(@Sendable () -> Void)
 }
 

@@ -3,13 +3,15 @@ struct ObservationStateHooks {
     private var calls: [(registry: Registry, serial: UInt64, isObserved: Bool)] = []
 
     mutating func append(registry: Registry, serial: UInt64, isObserved: Bool) {
+        guard registry.reportsObservationState else { return }
         calls.append((registry, serial, isObserved))
     }
 
-    /// Calls `observationStateDidChange` on each owner still alive. No lock may be held.
+    /// Calls `observationStateDidChange` on each owner still alive that adopts
+    /// `ObservationStateObserving`. No lock may be held.
     func run() {
         for call in calls {
-            guard let owner = call.registry.weakOwner else { continue }
+            guard let owner = call.registry.weakOwner as? any ObservationStateObserving else { continue }
             if call.serial == PathStep.wildcardSerial {
                 // `*` counts for every property that has no observer of its own.
                 let own = Set(call.registry.observedSerials)

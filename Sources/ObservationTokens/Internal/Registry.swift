@@ -6,7 +6,8 @@
 /// which have no token to own them.
 final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is guarded by Locked
     let ownerID: ObjectIdentifier
-    let ownerTypeName: String
+    /// Whether the owner adopts `ObservationStateObserving`; checked once, at creation.
+    let reportsObservationState: Bool
 
     /// Valid only under the lock while `isDead` is false: the owner's deinit takes the lock
     /// to set `isDead`, so it can't finish while we use this reference.
@@ -19,7 +20,7 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
         self.owner = owner
         self.weakOwner = owner
         ownerID = ObjectIdentifier(owner)
-        ownerTypeName = String(describing: type(of: owner))
+        reportsObservationState = owner is any ObservationStateObserving
         super.init(state: RegistryState())
     }
 
@@ -100,20 +101,16 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
             }
         }
         guard candidates != nil || needsWork != nil, !isIdentical() else { return }
-        var newlyPending: [Subscription] = []
+        var newlyPending: [(Subscription, ObservableModel?)] = []
         for subscription in candidates ?? [] {
+            // Pending or not, a change token without this tick's old value takes this one
+            // (it may be pending through schedule()).
+            subscription.recordOldValue(oldValue)
             if subscription.markPending() {
-                newlyPending.append(subscription)
-            } else {
-                subscription.recordOldValue(oldValue)  // pending through schedule(), no old value yet
+                newlyPending.append((subscription, subscription.rootToRetain(changedObject: owner)))
             }
         }
-        if !newlyPending.isEmpty {
-            for subscription in newlyPending {
-                subscription.didBecomePending(changedObject: owner, oldValue: oldValue)
-            }
-            CoalescingQueue.enqueue(newlyPending)
-        }
+        if !newlyPending.isEmpty { CoalescingQueue.enqueue(newlyPending) }
         guard let needsWork else { return }
         var seen = Set<ObjectIdentifier>()
         for (subscription, isLeaf) in needsWork where seen.insert(ObjectIdentifier(subscription)).inserted {
@@ -135,6 +132,25 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
     /// Serials with at least one observer (`wildcardSerial` for `*`).
     var observedSerials: [UInt64] {
         withLock { state in state.properties.map(\.serial) }
+    }
+
+    // MARK: Key path cache
+
+    /// The serial a typed key path resolved to on this object, if it was resolved before.
+    /// Key paths are compared by identity (a key path literal is one object for the whole
+    /// process); the cache retains them, so an identity can't be reused while cached.
+    func cachedSerial(for keyPath: AnyKeyPath) -> UInt64? {
+        withLock { state in state.resolvedKeys.first { $0.keyPath === keyPath }?.serial }
+    }
+
+    /// Remembers a resolution. The cache is small and bounded: key paths built at run time
+    /// (not literals) are new objects each time and must not make it grow.
+    func remember(_ keyPath: AnyKeyPath, serial: UInt64) {
+        withLock { state in
+            guard !state.resolvedKeys.contains(where: { $0.keyPath === keyPath }) else { return }
+            if state.resolvedKeys.count == RegistryState.resolvedKeyLimit { state.resolvedKeys.removeFirst() }
+            state.resolvedKeys.append((keyPath, serial))
+        }
     }
 
     // MARK: Observer-lifetime subscriptions
@@ -195,6 +211,9 @@ struct RegistryState {
     var properties: [PropertyObservers] = []
     var retained: [Subscription] = []
     var isDead = false
+    var resolvedKeys: [(keyPath: AnyKeyPath, serial: UInt64)] = []
+
+    static let resolvedKeyLimit = 16
 
     /// Index of the entry for `serial`, creating it if needed. Objects observe few properties,
     /// so a linear scan beats hashing.

@@ -10,7 +10,7 @@ import Synchronization
 /// Locking rule: the subscription lock may be held while taking a registry lock, never the
 /// other way round; no user code and no release of a user object happens under either.
 final class Subscription: Locked<SubscriptionState>, @unchecked Sendable {  // state is guarded by Locked
-    typealias Callback = _ErasedCallback
+    typealias Callback = _TokenCallback
 
     let queue: CoalescingQueue
     let options: ObservationOptions
@@ -46,7 +46,7 @@ final class Subscription: Locked<SubscriptionState>, @unchecked Sendable {  // s
         queue: CoalescingQueue,
         wantsOldValue: Bool,
         site: CreationSite,
-        callback: @escaping Callback
+        callback: Callback
     ) {
         self.queue = queue
         self.options = options
@@ -84,7 +84,8 @@ final class Subscription: Locked<SubscriptionState>, @unchecked Sendable {  // s
         var edges = SmallArray<ObservedPath.EdgeKey>()
         var endpoints: [ObservedPath.Endpoint] = []
         for path in paths {
-            guard let endpoint = path.walk(from: root, into: &edges) else {
+            let needsEndpoint = options.contains(.endpointChanges)
+            guard let endpoint = path.walk(from: root, into: &edges, needsEndpoint: needsEndpoint) else {
                 end()
                 return false
             }
@@ -112,7 +113,7 @@ final class Subscription: Locked<SubscriptionState>, @unchecked Sendable {  // s
         }
         guard let generation else { return }
         var edges = SmallArray<ObservedPath.EdgeKey>()
-        for path in paths { _ = path.walk(from: root, into: &edges) }
+        for path in paths { _ = path.walk(from: root, into: &edges, needsEndpoint: false) }
         let hooks = withLock { state -> ObservationStateHooks in
             guard state.isActive, state.walkGeneration == generation else { return ObservationStateHooks() }
             return apply(edges, to: &state)
@@ -174,12 +175,11 @@ final class Subscription: Locked<SubscriptionState>, @unchecked Sendable {  // s
             defer {
                 state.edges = SmallArray()
                 state.callback = nil
-                state.retainedRoot = nil
                 state.oldValue = nil
                 state.lastEndpoints = []
             }
             return EndedState(
-                edges: state.edges, callback: state.callback, retainedRoot: state.retainedRoot, oldValue: state.oldValue
+                edges: state.edges, callback: state.callback, oldValue: state.oldValue
             )
         }
         guard let taken else { return }
@@ -194,7 +194,6 @@ final class Subscription: Locked<SubscriptionState>, @unchecked Sendable {  // s
     private struct EndedState {
         let edges: SmallArray<Edge>
         let callback: Callback?
-        let retainedRoot: ObservableModel?
         let oldValue: Any?
     }
 
@@ -242,19 +241,12 @@ final class Subscription: Locked<SubscriptionState>, @unchecked Sendable {  // s
         !pending.exchange(true, ordering: .acquiringAndReleasing)
     }
 
-    /// After `markPending()` returned true: retain the object until delivery (so its observers
-    /// run before it goes away) and keep the first old value of the tick.
-    func didBecomePending(changedObject: ObservableModel?, oldValue: () -> Any?) {
-        let root: ObservableModel? =
-            if let changedObject, ObjectIdentifier(changedObject) == rootID { changedObject } else { weakRoot }
-        let released = withLock { state -> ObservableModel? in
-            guard state.isActive else { return nil }
-            let previous = state.retainedRoot
-            state.retainedRoot = root
-            return previous
-        }
-        if changedObject != nil { recordOldValue(oldValue) }
-        withExtendedLifetime(released) {}
+    /// The object a pending delivery keeps alive until it runs (so the token's observers run
+    /// before the object goes away): the changed object when it is the root, else the root.
+    @inline(__always)
+    func rootToRetain(changedObject: ObservableModel?) -> ObservableModel? {
+        if let changedObject, ObjectIdentifier(changedObject) == rootID { return changedObject }
+        return weakRoot
     }
 
     /// Keeps `oldValue` as this tick's old value unless one is recorded already.
@@ -275,8 +267,10 @@ final class Subscription: Locked<SubscriptionState>, @unchecked Sendable {  // s
         if isImmediate {
             deliverNow(oldValue: oldValue(), isChange: true)
         } else if markPending() {
-            didBecomePending(changedObject: changedObject, oldValue: oldValue)
-            queue.enqueue(self)
+            if changedObject != nil { recordOldValue(oldValue) }
+            queue.enqueue(self, retaining: rootToRetain(changedObject: changedObject))
+        } else if needsOldValue, changedObject != nil {
+            recordOldValue(oldValue)
         }
     }
 
@@ -289,45 +283,41 @@ final class Subscription: Locked<SubscriptionState>, @unchecked Sendable {  // s
         case deferred
     }
 
-    private enum Action {
-        case skip
-        case deferToNextTick
-        case endBecauseGone(ObservableModel?)
-        case call(Callback, ObservableModel, Any?)
-    }
-
-    /// Delivers one pending change from a drain of `queue`.
-    func deliver(drainID: UInt64) -> Outcome {
-        let root = weakRoot
-        let observer = weakObserver
-        let action = withLock { state -> Action in
-            guard state.isActive else { return .skip }
-            if state.firedInDrain == drainID { return .deferToNextTick }
-            guard pending.exchange(false, ordering: .acquiringAndReleasing) else { return .skip }
+    /// Delivers one pending change from a drain of `queue`. `root` is the object the queue
+    /// kept alive for this delivery.
+    func deliver(drainID: UInt64, root retained: ObservableModel?) -> Outcome {
+        var callback: Callback?
+        var oldValue: Any?
+        let outcome = withLock { state -> Outcome in
+            guard state.isActive else { return .skipped }
+            if state.firedInDrain == drainID { return .deferred }
+            guard pending.exchange(false, ordering: .acquiringAndReleasing) else { return .skipped }
             state.firedInDrain = drainID
-            let retained = state.retainedRoot
-            state.retainedRoot = nil
-            let oldValue = state.oldValue
-            state.oldValue = nil
-            hasOldValue.store(false, ordering: .releasing)
-            guard let target = retained ?? root, let callback = state.callback,
-                !hasObserver || observer != nil
-            else { return .endBecauseGone(retained) }
-            return .call(callback, target, oldValue)
-        }
-        switch action {
-        case .skip:
-            return .skipped
-        case .deferToNextTick:
-            return .deferred
-        case .endBecauseGone:
-            end()
-            return .skipped
-        case .call(let callback, let target, let oldValue):
-            guard endpointChanged(root: target) else { return .skipped }
-            callback(observer, target, oldValue)
+            if wantsOldValue {
+                swap(&oldValue, &state.oldValue)
+                hasOldValue.store(false, ordering: .releasing)
+            }
+            callback = state.callback
             return .delivered
         }
+        guard case .delivered = outcome, let callback else { return outcome }
+        // Both ends must be alive; otherwise the token ends (outside the lock: a release here may
+        // deinit user objects).
+        guard let root = retained ?? weakRoot else {
+            end()
+            return .skipped
+        }
+        var observer: AnyObject?
+        if hasObserver {
+            observer = weakObserver
+            guard observer != nil else {
+                end()
+                return .skipped
+            }
+        }
+        guard endpointChanged(root: root) else { return .skipped }
+        callback.call(observer: observer, root: root, oldValue: oldValue)
+        return .delivered
     }
 
     /// Runs the callback now on the calling thread, if the observation is active and both ends
@@ -344,15 +334,14 @@ final class Subscription: Locked<SubscriptionState>, @unchecked Sendable {  // s
             return false
         }
         guard endpointChanged(root: root) || !isChange else { return false }
-        callback(observer, root, oldValue)
+        callback.call(observer: observer, root: root, oldValue: oldValue)
         return true
     }
 
     /// Queues one delivery in this tick without any change.
     func schedule() {
         guard isActive, markPending() else { return }
-        didBecomePending(changedObject: nil) { nil }
-        queue.enqueue(self)
+        queue.enqueue(self, retaining: weakRoot)
     }
 
     /// With `.endpointChanges`, whether any path's endpoint differs from the last one seen.
@@ -373,10 +362,30 @@ final class Subscription: Locked<SubscriptionState>, @unchecked Sendable {  // s
     var edgeCount: Int { withLock { $0.edges.count } }
 }
 
-/// A token's callback with its types erased: the observer (nil without one), the observed
-/// object, and the old value for change tokens (nil when unknown).
+/// A token's callback with its types erased.
+///
+/// The two common shapes keep the user's closure itself, so creating a token allocates no
+/// adapter closure. `observe` stores a `(Self) -> Void` as `(ObservableModel) -> Void` (and an
+/// `(Observer, Self) -> Void` as `(AnyObject, ObservableModel) -> Void`) with `unsafeBitCast`:
+/// both are thick functions taking class references directly, so the representation is the
+/// same, and the subscription only ever calls them with its own root (a `Self`) and observer.
 @usableFromInline
-typealias _ErasedCallback = @Sendable (_ observer: AnyObject?, _ root: ObservableModel, _ oldValue: Any?) -> Void
+enum _TokenCallback: Sendable {
+    case model(@Sendable (ObservableModel) -> Void)
+    case observerAndModel(@Sendable (AnyObject, ObservableModel) -> Void)
+    /// Anything else: the observer (nil without one), the observed object, and the old value
+    /// for change tokens (nil when unknown).
+    case general(@Sendable (_ observer: AnyObject?, _ root: ObservableModel, _ oldValue: Any?) -> Void)
+
+    @inline(__always)
+    func call(observer: AnyObject?, root: ObservableModel, oldValue: Any?) {
+        switch self {
+        case .model(let callback): callback(root)
+        case .observerAndModel(let callback): callback(observer!, root)
+        case .general(let callback): callback(observer, root, oldValue)
+        }
+    }
+}
 
 /// One attachment of a subscription to a property (or `*`) of one object.
 struct Edge {
@@ -391,7 +400,6 @@ struct SubscriptionState {
     var callback: Subscription.Callback?
     var edges = SmallArray<Edge>()
     var walkGeneration: UInt64 = 0
-    var retainedRoot: ObservableModel?
     var firedInDrain: UInt64 = 0
     var oldValue: Any?
     var lastEndpoints: [StoredEndpoint] = []

@@ -34,10 +34,11 @@ extension ModelObserving where Self: ObservableModel {
         makeToken(
             paths: [chain.path], observer: nil, options: options, queue: queue,
             site: CreationSite(fileID: fileID, line: line)
-        ) { _, root, _ in
-            let model = unsafeDowncast(root, to: Self.self)
-            callback(model, chain.evaluate(model))
-        }
+        ,
+            callback: .general { _, root, _ in
+                let model = unsafeDowncast(root, to: Self.self)
+                callback(model, chain.evaluate(model))
+            })
     }
 
     /// Observes a key path chain on behalf of `observer`, held weakly.
@@ -68,9 +69,8 @@ extension ModelObserving where Self: ObservableModel {
         makeToken(
             paths: [chain.path], observer: observer, options: options, queue: queue,
             site: CreationSite(fileID: fileID, line: line)
-        ) { observer, root, _ in
-            callback(unsafeDowncast(observer!, to: Observer.self), unsafeDowncast(root, to: Self.self))
-        }
+        ,
+            callback: .observerAndModel(unsafeBitCast(callback, to: _ObserverCallback.self)))
     }
 
     /// Observes a dotted string key path, resolved at run time against property names.
@@ -126,7 +126,8 @@ extension ModelObserving where Self: ObservableModel {
         return makeToken(
             paths: parsed, observer: nil, options: options, queue: queue,
             site: CreationSite(fileID: fileID, line: line)
-        ) { _, root, _ in callback(unsafeDowncast(root, to: Self.self)) }
+        ,
+            callback: .model(unsafeBitCast(callback, to: _ModelCallback.self)))
     }
 
     /// Observes a dotted string key path on behalf of `observer`, held weakly.
@@ -152,8 +153,7 @@ extension ModelObserving where Self: ObservableModel {
         return makeToken(
             paths: [parsed], observer: observer, options: options, queue: queue,
             site: CreationSite(fileID: fileID, line: line)
-        ) { observer, root, _ in
-            callback(unsafeDowncast(observer!, to: Observer.self), unsafeDowncast(root, to: Self.self))
-        }
+        ,
+            callback: .observerAndModel(unsafeBitCast(callback, to: _ObserverCallback.self)))
     }
 }

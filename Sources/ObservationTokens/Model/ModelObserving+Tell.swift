@@ -36,9 +36,8 @@ extension ModelObserving where Self: ObservableModel {
             root: self, observer: observer,
             paths: SmallArray(keyPaths.map { ObservedPath(step: .key(TypedKey(partial: $0))) }),
             options: options, queue: queue, wantsOldValue: false, site: CreationSite(fileID: fileID, line: line)
-        ) { observer, root, _ in
-            callback(unsafeDowncast(observer!, to: Observer.self), unsafeDowncast(root, to: Self.self))
-        }
+        ,
+            callback: .observerAndModel(unsafeBitCast(callback, to: _ObserverCallback.self)))
         registry.endRetained { _ in false }  // sweeps observations whose observer is gone
         // Owned by the registry from here on: no token, the observed object keeps it.
         registry.retain(subscription)

@@ -40,8 +40,7 @@ extension ModelObserving where Self: ObservableModel {
     ) -> ObservationToken {
         _observe(
             TypedKey(keyPath), observer: nil, options: options, queue: queue, wantsOldValue: false,
-            fileID: fileID, line: line
-        ) { _, root, _ in callback(unsafeDowncast(root, to: Self.self)) }
+            fileID: fileID, line: line, callback: .model(unsafeBitCast(callback, to: _ModelCallback.self)))
     }
 
     /// Observes one property on behalf of `observer`, which the token holds weakly.
@@ -76,10 +75,8 @@ extension ModelObserving where Self: ObservableModel {
     ) -> ObservationToken {
         _observe(
             TypedKey(keyPath), observer: observer, options: options, queue: queue, wantsOldValue: false,
-            fileID: fileID, line: line
-        ) { observer, root, _ in
-            callback(unsafeDowncast(observer!, to: Observer.self), unsafeDowncast(root, to: Self.self))
-        }
+            fileID: fileID, line: line,
+            callback: .observerAndModel(unsafeBitCast(callback, to: _ObserverCallback.self)))
     }
 
     /// Observes several properties with one token: one callback per tick, however many of them
@@ -110,8 +107,7 @@ extension ModelObserving where Self: ObservableModel {
     ) -> ObservationToken {
         _observe(
             keyPaths.map { TypedKey(partial: $0) }, observer: nil, options: options, queue: queue,
-            fileID: fileID, line: line
-        ) { _, root, _ in callback(unsafeDowncast(root, to: Self.self)) }
+            fileID: fileID, line: line, callback: .model(unsafeBitCast(callback, to: _ModelCallback.self)))
     }
 
     /// Observes several properties with one token on behalf of `observer`, held weakly.
@@ -135,10 +131,8 @@ extension ModelObserving where Self: ObservableModel {
     ) -> ObservationToken {
         _observe(
             keyPaths.map { TypedKey(partial: $0) }, observer: observer, options: options, queue: queue,
-            fileID: fileID, line: line
-        ) { observer, root, _ in
-            callback(unsafeDowncast(observer!, to: Observer.self), unsafeDowncast(root, to: Self.self))
-        }
+            fileID: fileID, line: line,
+            callback: .observerAndModel(unsafeBitCast(callback, to: _ObserverCallback.self)))
     }
 
     /// Observes several properties with one token, listed as arguments.
@@ -189,14 +183,20 @@ extension ModelObserving where Self: ObservableModel {
     ) -> ObservationToken {
         let key = TypedKey(keyPath)
         return _observe(
-            key, observer: nil, options: options, queue: queue, wantsOldValue: true, fileID: fileID, line: line
-        ) { _, root, oldValue in
-            let new = key.read(root) as! Value
-            let old = (oldValue as? Value) ?? new
-            callback(unsafeDowncast(root, to: Self.self), PropertyChange(old: old, new: new))
-        }
+            key, observer: nil, options: options, queue: queue, wantsOldValue: true, fileID: fileID, line: line,
+            callback: .general { _, root, oldValue in
+                let model = unsafeDowncast(root, to: Self.self)
+                let new = model[keyPath: unsafeDowncast(key.keyPath, to: KeyPath<Self, Value>.self)]
+                let old = (oldValue as? Value) ?? new
+                callback(model, PropertyChange(old: old, new: new))
+            })
     }
 }
+
+@usableFromInline
+typealias _ModelCallback = @Sendable (ObservableModel) -> Void
+@usableFromInline
+typealias _ObserverCallback = @Sendable (AnyObject, ObservableModel) -> Void
 
 extension ObservableModel {
     /// Creates a token for one typed key path. The non-generic half of the `observe` methods.
@@ -209,7 +209,7 @@ extension ObservableModel {
         wantsOldValue: Bool,
         fileID: StaticString,
         line: UInt,
-        callback: @escaping _ErasedCallback
+        callback: _TokenCallback
     ) -> ObservationToken {
         makeToken(
             paths: CollectionOfOne(ObservedPath(step: .key(key))), observer: observer, options: options, queue: queue,
@@ -225,7 +225,7 @@ extension ObservableModel {
         queue: CoalescingQueue,
         fileID: StaticString,
         line: UInt,
-        callback: @escaping _ErasedCallback
+        callback: _TokenCallback
     ) -> ObservationToken {
         makeToken(
             paths: keys.map { ObservedPath(step: .key($0)) }, observer: observer, options: options, queue: queue,
@@ -240,7 +240,7 @@ extension ObservableModel {
         queue: CoalescingQueue,
         wantsOldValue: Bool = false,
         site: CreationSite,
-        callback: @escaping _ErasedCallback
+        callback: _TokenCallback
     ) -> ObservationToken {
         let subscription = Subscription(
             root: self, observer: observer, paths: SmallArray(paths), options: options, queue: queue,

@@ -75,16 +75,4 @@ open class ObservableModel {
         }
     }
 
-    /// Called when the number of observers of a property goes from 0 to 1 or from 1 to 0.
-    ///
-    /// Override it to load data only while someone is interested in it. Observing `*` counts
-    /// as observing every property. The default implementation does nothing.
-    ///
-    /// - Parameters:
-    ///   - property: The property's name as declared, such as `"zipCode"`.
-    ///   - isObserved: `true` when the first observer arrived, `false` when the last one left.
-    ///
-    /// > Note: Called with no lock held, on the thread that created or ended the observation,
-    /// > which may be a token's deinit. Don't assume the main thread.
-    open func observationStateDidChange(forProperty property: String, isObserved: Bool) {}
 }

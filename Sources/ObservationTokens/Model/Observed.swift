@@ -42,6 +42,21 @@ public struct Observed<Value> {
         serial = _observedSerials.wrappingAdd(1, ordering: .relaxed).oldValue
     }
 
+    /// The stored value, read and written without notifying anyone.
+    ///
+    /// For code inside the model that must change storage behind the observers' backs (say, to
+    /// update several properties consistently) and then tells them with
+    /// ``ModelObserving/propertyDidChange(_:)``:
+    ///
+    /// ```swift
+    /// _zipCode.storedValue = "97210"
+    /// propertyDidChange(\.zipCode)
+    /// ```
+    public var storedValue: Value {
+        get { value }
+        set { value = newValue }
+    }
+
     /// Not available: `@Observed` works only inside ``ObservableModel`` subclasses.
     @available(*, unavailable, message: "@Observed can only be used on properties of an ObservableModel subclass")
     public var wrappedValue: Value {

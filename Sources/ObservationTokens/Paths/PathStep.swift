@@ -15,12 +15,17 @@ enum PathStep: Sendable {
     func resolve(on object: ObservableModel) -> (serial: UInt64, value: Any)? {
         switch self {
         case .key(let key):
+            // Known from an earlier registration on this object: a plain read, no capture.
+            if let serial = object.existingRegistry?.cachedSerial(for: key.keyPath) {
+                return key.read(object).map { (serial, $0) }
+            }
             // The key path must read exactly one @Observed storage, of this object, with the
             // key path's own value type: `\.zip` qualifies, `\.zip.count` and `\.a.b` don't.
             let (value, recording) = AccessCapture.capture { key.read(object) }
             guard let value, recording.count == 1, let access = recording.first,
                 access.object == ObjectIdentifier(object), access.valueType == key.valueType
             else { return nil }
+            object.registry.remember(key.keyPath, serial: access.serial)
             return (access.serial, value)
         case .name(let name):
             guard let entry = PropertyTable(object).entry(named: name) else { return nil }
@@ -28,6 +33,15 @@ enum PathStep: Sendable {
         case .wildcard:
             return nil
         }
+    }
+
+    /// The storage serial alone, for a leaf whose value isn't needed: after the first
+    /// registration of a key path on an object, this touches no key path machinery at all.
+    func resolveSerial(on object: ObservableModel) -> UInt64? {
+        if case .key(let key) = self, let serial = object.existingRegistry?.cachedSerial(for: key.keyPath) {
+            return serial
+        }
+        return resolve(on: object)?.serial
     }
 
     /// The value this step reads on `object`, without capturing.
@@ -62,22 +76,33 @@ enum PathStep: Sendable {
 struct TypedKey: @unchecked Sendable {
     @usableFromInline
     let keyPath: AnyKeyPath
-    /// Applies the key path to an object of its root type; nil for any other object.
+    /// Applies `keyPath` (passed back in, so the closure captures nothing and, specialized,
+    /// needs no allocation) to an object of its root type; nil for any other object.
     @usableFromInline
-    let read: (ObservableModel) -> Any?
+    let reader: (ObservableModel, AnyKeyPath) -> Any?
 
     var valueType: Any.Type { type(of: keyPath).valueType }
+
+    func read(_ object: ObservableModel) -> Any? {
+        reader(object, keyPath)
+    }
 
     @inlinable @inline(__always)
     init<Root: ObservableModel, Value>(_ keyPath: KeyPath<Root, Value>) {
         self.keyPath = keyPath
         // A class check on the metadata, cheaper than `as?` (a generic dynamic cast).
-        read = { object in object is Root ? unsafeDowncast(object, to: Root.self)[keyPath: keyPath] : nil }
+        reader = { object, keyPath in
+            guard object is Root else { return nil }
+            return unsafeDowncast(object, to: Root.self)[keyPath: unsafeDowncast(keyPath, to: KeyPath<Root, Value>.self)]
+        }
     }
 
     @inlinable @inline(__always)
     init<Root: ObservableModel>(partial keyPath: PartialKeyPath<Root>) {
         self.keyPath = keyPath
-        read = { object in object is Root ? unsafeDowncast(object, to: Root.self)[keyPath: keyPath] : nil }
+        reader = { object, keyPath in
+            guard object is Root else { return nil }
+            return unsafeDowncast(object, to: Root.self)[keyPath: unsafeDowncast(keyPath, to: PartialKeyPath<Root>.self)]
+        }
     }
 }
