@@ -79,29 +79,37 @@ public final class CoalescingQueue: Sendable {
         }
         guard let drainID else { return 0 }
         var delivered = 0
-        var deferred: [Item] = []
+        var deferred: [Subscription] = []
         while true {
-            let batch = state.withLock { state in
-                defer { state.items = [] }
-                return state.items
+            // The batch's roots stay retained until every delivery of the batch has run.
+            let (batch, retained) = state.withLock { state in
+                defer {
+                    state.items = []
+                    state.retained = []
+                }
+                return (state.items, state.retained)
             }
             if batch.isEmpty { break }
             for item in batch {
                 switch item {
                 case .notice(let notice):
                     notice()
-                case .subscription(let subscription, let root):
-                    switch subscription.deliver(drainID: drainID, root: root) {
+                case .subscription(let subscription):
+                    switch subscription.deliver(drainID: drainID) {
                     case .delivered: delivered += 1
                     case .skipped: break
-                    case .deferred: deferred.append(item)
+                    case .deferred: deferred.append(subscription)
                     }
                 }
             }
+            withExtendedLifetime(retained) {}
         }
+        // Deferred deliveries keep their roots retained into the next tick.
+        let deferredRoots = deferred.compactMap(\.root)
         let reschedule = state.withLock { state -> Bool in
             state.isDraining = false
-            state.items.insert(contentsOf: deferred, at: 0)
+            state.items.insert(contentsOf: deferred.map(Item.subscription), at: 0)
+            state.retained.append(contentsOf: deferredRoots)
             state.isScheduled = false
             return markScheduledIfNeeded(&state)
         }
@@ -111,29 +119,42 @@ public final class CoalescingQueue: Sendable {
 
     // MARK: Internal
 
-    /// Queues a delivery. `root` stays alive until it runs: from a set to its delivery, the
-    /// observed object is retained, so its observers run before it goes away.
-    func enqueue(_ subscription: Subscription, retaining root: ObservableModel?) {
+    /// Queues a delivery. `root` stays alive until the drain that runs it has finished: from a
+    /// set to its delivery, the observed object is retained, so its observers run before it
+    /// goes away.
+    func enqueue(_ subscription: Subscription, retaining root: ObservableModel) {
         let schedule = state.withLock { state in
-            state.items.append(.subscription(subscription, root))
+            state.items.append(.subscription(subscription))
+            state.retained.append(root)
             return markScheduledIfNeeded(&state)
         }
         if schedule { scheduleDrain() }
     }
 
-    /// Enqueues subscriptions that may belong to different queues, one lock per run of
-    /// subscriptions on the same queue.
-    static func enqueue(_ subscriptions: [(Subscription, ObservableModel?)]) {
+    /// Enqueues the subscriptions a set made pending, which may belong to different queues:
+    /// one lock per run of subscriptions on the same queue, and one retain of the changed
+    /// object per run when it is their root (other roots, of paths through it, are retained
+    /// one by one; an intermediate object on a path is never retained).
+    static func enqueue(_ subscriptions: [Subscription], changedObject: ObservableModel) {
         var start = 0
         while start < subscriptions.count {
-            let queue = subscriptions[start].0.queue
+            let queue = subscriptions[start].queue
             var end = start + 1
-            while end < subscriptions.count, subscriptions[end].0.queue === queue { end += 1 }
+            while end < subscriptions.count, subscriptions[end].queue === queue { end += 1 }
+            var roots: [ObservableModel] = []
+            var retainsChangedObject = false
+            for index in start..<end {
+                if subscriptions[index].isRoot(changedObject) {
+                    if !retainsChangedObject { roots.append(changedObject) }
+                    retainsChangedObject = true
+                } else if let root = subscriptions[index].root {
+                    roots.append(root)
+                }
+            }
             let schedule = queue.state.withLock { state in
                 state.items.reserveCapacity(state.items.count + end - start)
-                for index in start..<end {
-                    state.items.append(.subscription(subscriptions[index].0, subscriptions[index].1))
-                }
+                for index in start..<end { state.items.append(.subscription(subscriptions[index])) }
+                state.retained.append(contentsOf: roots)
                 return queue.markScheduledIfNeeded(&state)
             }
             if schedule { queue.scheduleDrain() }
@@ -165,15 +186,16 @@ public final class CoalescingQueue: Sendable {
     }
 }
 
-// `@unchecked`: the model object is carried only to keep it alive; the drain hands it to the
-// callback on the target's thread, as the setter's thread handed it over.
-private enum Item: @unchecked Sendable {
-    case subscription(Subscription, ObservableModel?)
+private enum Item: Sendable {
+    case subscription(Subscription)
     case notice(@Sendable () -> Void)
 }
 
-private struct QueueState: ~Copyable {
+// `@unchecked`: `retained` only keeps model objects alive; the queue never uses them.
+private struct QueueState: ~Copyable, @unchecked Sendable {
     var items: [Item] = []
+    /// Roots of the pending deliveries, retained until the drain that runs them finishes.
+    var retained: [ObservableModel] = []
     var isScheduled = false
     var isDraining = false
     var drainCount: UInt64 = 0

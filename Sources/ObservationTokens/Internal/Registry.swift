@@ -101,16 +101,15 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
             }
         }
         guard candidates != nil || needsWork != nil, !isIdentical() else { return }
-        var newlyPending: [(Subscription, ObservableModel?)] = []
-        for subscription in candidates ?? [] {
-            // Pending or not, a change token without this tick's old value takes this one
-            // (it may be pending through schedule()).
-            subscription.recordOldValue(oldValue)
-            if subscription.markPending() {
-                newlyPending.append((subscription, subscription.rootToRetain(changedObject: owner)))
+        if var candidates {
+            for subscription in candidates {
+                // Pending or not, a change token without this tick's old value takes this one
+                // (it may be pending through schedule()).
+                subscription.recordOldValue(oldValue)
             }
+            candidates.removeAll { !$0.markPending() }
+            if !candidates.isEmpty { CoalescingQueue.enqueue(candidates, changedObject: owner) }
         }
-        if !newlyPending.isEmpty { CoalescingQueue.enqueue(newlyPending) }
         guard let needsWork else { return }
         var seen = Set<ObjectIdentifier>()
         for (subscription, isLeaf) in needsWork where seen.insert(ObjectIdentifier(subscription)).inserted {

@@ -36,6 +36,12 @@ final class Subscription: Locked<SubscriptionState>, @unchecked Sendable {  // s
     // Written once in init, read outside the lock: loading a weak reference creates a strong
     // one, and its release must never happen under a lock (it may run a deinit).
     private weak var weakRoot: ObservableModel?
+
+    /// The root without reference counting, for deliveries from the queue only: the queue
+    /// retains the root of every pending delivery until the drain that runs it has finished,
+    /// so the object is alive whenever this is used. (The root usually has weak references and
+    /// hence a side table, which makes each retain and release several times dearer.)
+    private unowned(unsafe) let queuedRoot: ObservableModel
     private weak var weakObserver: AnyObject?
 
     init(
@@ -58,6 +64,7 @@ final class Subscription: Locked<SubscriptionState>, @unchecked Sendable {  // s
         self.observerID = observer.map(ObjectIdentifier.init)
         self.wantsOldValue = wantsOldValue
         self.weakRoot = root
+        self.queuedRoot = root
         self.weakObserver = observer
         super.init(state: SubscriptionState(callback: callback))
         LiveCounters.subscriptions.add(1, ordering: .relaxed)
@@ -241,12 +248,10 @@ final class Subscription: Locked<SubscriptionState>, @unchecked Sendable {  // s
         !pending.exchange(true, ordering: .acquiringAndReleasing)
     }
 
-    /// The object a pending delivery keeps alive until it runs (so the token's observers run
-    /// before the object goes away): the changed object when it is the root, else the root.
+    /// Whether `object` is this subscription's root.
     @inline(__always)
-    func rootToRetain(changedObject: ObservableModel?) -> ObservableModel? {
-        if let changedObject, ObjectIdentifier(changedObject) == rootID { return changedObject }
-        return weakRoot
+    func isRoot(_ object: ObservableModel) -> Bool {
+        ObjectIdentifier(object) == rootID
     }
 
     /// Keeps `oldValue` as this tick's old value unless one is recorded already.
@@ -268,7 +273,8 @@ final class Subscription: Locked<SubscriptionState>, @unchecked Sendable {  // s
             deliverNow(oldValue: oldValue(), isChange: true)
         } else if markPending() {
             if changedObject != nil { recordOldValue(oldValue) }
-            queue.enqueue(self, retaining: rootToRetain(changedObject: changedObject))
+            guard let root = changedObject.flatMap({ isRoot($0) ? $0 : nil }) ?? weakRoot else { return }
+            queue.enqueue(self, retaining: root)
         } else if needsOldValue, changedObject != nil {
             recordOldValue(oldValue)
         }
@@ -283,9 +289,8 @@ final class Subscription: Locked<SubscriptionState>, @unchecked Sendable {  // s
         case deferred
     }
 
-    /// Delivers one pending change from a drain of `queue`. `root` is the object the queue
-    /// kept alive for this delivery.
-    func deliver(drainID: UInt64, root retained: ObservableModel?) -> Outcome {
+    /// Delivers one pending change from a drain of `queue`, which keeps the root alive.
+    func deliver(drainID: UInt64) -> Outcome {
         var callback: Callback?
         var oldValue: Any?
         let outcome = withLock { state -> Outcome in
@@ -301,12 +306,9 @@ final class Subscription: Locked<SubscriptionState>, @unchecked Sendable {  // s
             return .delivered
         }
         guard case .delivered = outcome, let callback else { return outcome }
-        // Both ends must be alive; otherwise the token ends (outside the lock: a release here may
-        // deinit user objects).
-        guard let root = retained ?? weakRoot else {
-            end()
-            return .skipped
-        }
+        let root = queuedRoot
+        // The observer must be alive; otherwise the token ends (outside the lock: a release
+        // here may deinit user objects).
         var observer: AnyObject?
         if hasObserver {
             observer = weakObserver
@@ -340,8 +342,8 @@ final class Subscription: Locked<SubscriptionState>, @unchecked Sendable {  // s
 
     /// Queues one delivery in this tick without any change.
     func schedule() {
-        guard isActive, markPending() else { return }
-        queue.enqueue(self, retaining: weakRoot)
+        guard isActive, let root = weakRoot, markPending() else { return }
+        queue.enqueue(self, retaining: root)
     }
 
     /// With `.endpointChanges`, whether any path's endpoint differs from the last one seen.
