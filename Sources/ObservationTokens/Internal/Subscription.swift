@@ -41,7 +41,7 @@ final class Subscription: Locked<SubscriptionState>, @unchecked Sendable {  // s
     /// retains the root of every pending delivery until the drain that runs it has finished,
     /// so the object is alive whenever this is used. (The root usually has weak references and
     /// hence a side table, which makes each retain and release several times dearer.)
-    private unowned(unsafe) let queuedRoot: ObservableModel
+    private let queuedRoot: Unmanaged<ObservableModel>
     private weak var weakObserver: AnyObject?
 
     init(
@@ -64,7 +64,7 @@ final class Subscription: Locked<SubscriptionState>, @unchecked Sendable {  // s
         self.observerID = observer.map(ObjectIdentifier.init)
         self.wantsOldValue = wantsOldValue
         self.weakRoot = root
-        self.queuedRoot = root
+        self.queuedRoot = .passUnretained(root)
         self.weakObserver = observer
         super.init(state: SubscriptionState(callback: callback))
         LiveCounters.subscriptions.add(1, ordering: .relaxed)
@@ -291,22 +291,22 @@ final class Subscription: Locked<SubscriptionState>, @unchecked Sendable {  // s
 
     /// Delivers one pending change from a drain of `queue`, which keeps the root alive.
     func deliver(drainID: UInt64) -> Outcome {
-        var callback: Callback?
+        // Change tokens take their old value along; the common case has none to move.
         var oldValue: Any?
+        var callback = Invocation()
         let outcome = withLock { state -> Outcome in
             guard state.isActive else { return .skipped }
             if state.firedInDrain == drainID { return .deferred }
             guard pending.exchange(false, ordering: .acquiringAndReleasing) else { return .skipped }
             state.firedInDrain = drainID
+            callback.take(state.callback)
             if wantsOldValue {
-                swap(&oldValue, &state.oldValue)
+                oldValue = state.oldValue.take()
                 hasOldValue.store(false, ordering: .releasing)
             }
-            callback = state.callback
             return .delivered
         }
-        guard case .delivered = outcome, let callback else { return outcome }
-        let root = queuedRoot
+        guard case .delivered = outcome else { return outcome }
         // The observer must be alive; otherwise the token ends (outside the lock: a release
         // here may deinit user objects).
         var observer: AnyObject?
@@ -317,9 +317,11 @@ final class Subscription: Locked<SubscriptionState>, @unchecked Sendable {  // s
                 return .skipped
             }
         }
-        guard endpointChanged(root: root) else { return .skipped }
-        callback.call(observer: observer, root: root, oldValue: oldValue)
-        return .delivered
+        return queuedRoot._withUnsafeGuaranteedRef { root in
+            if options.contains(.endpointChanges), !endpointChanged(root: root) { return .skipped }
+            callback.call(observer: observer, root: root, oldValue: oldValue)
+            return .delivered
+        }
     }
 
     /// Runs the callback now on the calling thread, if the observation is active and both ends
@@ -329,8 +331,12 @@ final class Subscription: Locked<SubscriptionState>, @unchecked Sendable {  // s
     func deliverNow(oldValue: Any?, isChange: Bool) -> Bool {
         let root = weakRoot
         let observer = weakObserver
-        let callback = withLock { state in state.isActive ? state.callback : nil }
-        guard let callback, let root else { return false }
+        var callback = Invocation()
+        let isActive = withLock { state in
+            if state.isActive { callback.take(state.callback) }
+            return state.isActive
+        }
+        guard isActive, let root else { return false }
         guard !hasObserver || observer != nil else {
             end()
             return false
@@ -369,25 +375,52 @@ final class Subscription: Locked<SubscriptionState>, @unchecked Sendable {  // s
 /// The two common shapes keep the user's closure itself, so creating a token allocates no
 /// adapter closure. `observe` stores a `(Self) -> Void` as `(ObservableModel) -> Void` (and an
 /// `(Observer, Self) -> Void` as `(AnyObject, ObservableModel) -> Void`) with `unsafeBitCast`:
-/// both are thick functions taking class references directly, so the representation is the
-/// same, and the subscription only ever calls them with its own root (a `Self`) and observer.
+/// both are thick functions of the same shape taking class references directly, so the
+/// representation is the same, and the subscription only ever calls them with its own root (a
+/// `Self`) and observer.
 @usableFromInline
 enum _TokenCallback: Sendable {
-    case model(@Sendable (ObservableModel) -> Void)
-    case observerAndModel(@Sendable (AnyObject, ObservableModel) -> Void)
-    /// Anything else: the observer (nil without one), the observed object, and the old value
-    /// for change tokens (nil when unknown).
-    case general(@Sendable (_ observer: AnyObject?, _ root: ObservableModel, _ oldValue: Any?) -> Void)
+    case model(_ModelCallback)
+    case observerAndModel(_ObserverCallback)
+    case general(_GeneralCallback)
+}
 
-    @inline(__always)
+/// A callback copied out of the lock to be called: the closure alone, not the enum (copying
+/// the enum goes through slower generic outlined copies).
+private struct Invocation {
+    var model: _ModelCallback?
+    var observerAndModel: _ObserverCallback?
+    var general: _GeneralCallback?
+
+    mutating func take(_ callback: _TokenCallback?) {
+        switch callback {
+        case .model(let function): model = function
+        case .observerAndModel(let function): observerAndModel = function
+        case .general(let function): general = function
+        case nil: break
+        }
+    }
+
     func call(observer: AnyObject?, root: ObservableModel, oldValue: Any?) {
-        switch self {
-        case .model(let callback): callback(root)
-        case .observerAndModel(let callback): callback(observer!, root)
-        case .general(let callback): callback(observer, root, oldValue)
+        if let model {
+            model(root)
+        } else if let observerAndModel, let observer {
+            observerAndModel(observer, root)
+        } else if let general {
+            general(observer, root, oldValue)
         }
     }
 }
+
+/// Callback shapes, as stored by `_TokenCallback`.
+@usableFromInline
+typealias _ModelCallback = @Sendable (ObservableModel) -> Void
+@usableFromInline
+typealias _ObserverCallback = @Sendable (AnyObject, ObservableModel) -> Void
+/// The observer (nil without one), the observed object, and the old value for change tokens
+/// (nil when unknown).
+@usableFromInline
+typealias _GeneralCallback = @Sendable (_ observer: AnyObject?, _ root: ObservableModel, _ oldValue: Any?) -> Void
 
 /// One attachment of a subscription to a property (or `*`) of one object.
 struct Edge {

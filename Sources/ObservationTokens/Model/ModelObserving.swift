@@ -193,11 +193,6 @@ extension ModelObserving where Self: ObservableModel {
     }
 }
 
-@usableFromInline
-typealias _ModelCallback = @Sendable (ObservableModel) -> Void
-@usableFromInline
-typealias _ObserverCallback = @Sendable (AnyObject, ObservableModel) -> Void
-
 extension ObservableModel {
     /// Creates a token for one typed key path. The non-generic half of the `observe` methods.
     @usableFromInline
