@@ -56,7 +56,7 @@ final class CoreCountedModel: ObservableModel, @unchecked Sendable {
 /// arrived) or `"name-"` (last observer left), plus what introspection said at that moment.
 ///
 /// `@unchecked Sendable`: see ``CorePerson``.
-final class CoreHookedModel: ObservableModel, @unchecked Sendable {
+final class CoreHookedModel: ObservableModel, ObservationStateObserving, @unchecked Sendable {
     @Observed var first = 0
     @Observed var second = 0
     @Observed var third = 0
@@ -66,7 +66,7 @@ final class CoreHookedModel: ObservableModel, @unchecked Sendable {
     /// `observerCount(ofProperty:)` read inside the hook, which takes the registry's lock.
     let countsSeenInHook = CoreRecorder<Int>()
 
-    override func observationStateDidChange(forProperty property: String, isObserved: Bool) {
+    func observationStateDidChange(forProperty property: String, isObserved: Bool) {
         transitions.append("\(property)\(isObserved ? "+" : "-")")
         countsSeenInHook.append(observerCount(ofProperty: property))
     }
