@@ -47,7 +47,7 @@ public final class CoalescingQueue: Sendable {
     /// Where this queue delivers.
     public let target: Target
 
-    private let state = Mutex(QueueState())
+    private let state = Locked(state: QueueState())
 
     /// Creates a queue that delivers to `target`.
     public init(target: Target) {
@@ -79,37 +79,30 @@ public final class CoalescingQueue: Sendable {
         }
         guard let drainID else { return 0 }
         var delivered = 0
-        var deferred: [Subscription] = []
+        var deferred: [Item] = []
         while true {
-            // The batch's roots stay retained until every delivery of the batch has run.
-            let (batch, retained) = state.withLock { state in
-                defer {
-                    state.items = []
-                    state.retained = []
-                }
-                return (state.items, state.retained)
+            let batch = state.withLock { state in
+                defer { state.items = [] }
+                return state.items
             }
             if batch.isEmpty { break }
             for item in batch {
                 switch item {
                 case .notice(let notice):
                     notice()
-                case .subscription(let subscription):
+                case .subscription(let subscription, _):
+                    // The item keeps the root alive while the delivery runs.
                     switch subscription.deliver(drainID: drainID) {
                     case .delivered: delivered += 1
                     case .skipped: break
-                    case .deferred: deferred.append(subscription)
+                    case .deferred: deferred.append(item)
                     }
                 }
             }
-            withExtendedLifetime(retained) {}
         }
-        // Deferred deliveries keep their roots retained into the next tick.
-        let deferredRoots = deferred.compactMap(\.root)
         let reschedule = state.withLock { state -> Bool in
             state.isDraining = false
-            state.items.insert(contentsOf: deferred.map(Item.subscription), at: 0)
-            state.retained.append(contentsOf: deferredRoots)
+            state.items.insert(contentsOf: deferred, at: 0)
             state.isScheduled = false
             return markScheduledIfNeeded(&state)
         }
@@ -119,47 +112,52 @@ public final class CoalescingQueue: Sendable {
 
     // MARK: Internal
 
-    /// Queues a delivery. `root` stays alive until the drain that runs it has finished: from a
+    /// Queues a delivery. `root` stays alive until the delivery runs or the token ends: from a
     /// set to its delivery, the observed object is retained, so its observers run before it
     /// goes away.
     func enqueue(_ subscription: Subscription, retaining root: ObservableModel) {
         let schedule = state.withLock { state in
-            state.items.append(.subscription(subscription))
-            state.retained.append(root)
+            state.items.append(.subscription(subscription, root))
             return markScheduledIfNeeded(&state)
         }
         if schedule { scheduleDrain() }
     }
 
     /// Enqueues the subscriptions a set made pending, which may belong to different queues:
-    /// one lock per run of subscriptions on the same queue, and one retain of the changed
-    /// object per run when it is their root (other roots, of paths through it, are retained
-    /// one by one; an intermediate object on a path is never retained).
+    /// one lock per run of subscriptions on the same queue. Each delivery retains its root
+    /// (the changed object itself when it is the root; an intermediate object on a path is
+    /// never retained).
     static func enqueue(_ subscriptions: [Subscription], changedObject: ObservableModel) {
         var start = 0
         while start < subscriptions.count {
             let queue = subscriptions[start].queue
             var end = start + 1
             while end < subscriptions.count, subscriptions[end].queue === queue { end += 1 }
-            var roots: [ObservableModel] = []
-            var retainsChangedObject = false
-            for index in start..<end {
-                if subscriptions[index].isRoot(changedObject) {
-                    if !retainsChangedObject { roots.append(changedObject) }
-                    retainsChangedObject = true
-                } else if let root = subscriptions[index].root {
-                    roots.append(root)
-                }
+            let items = subscriptions[start..<end].map { subscription in
+                Item.subscription(subscription, subscription.isRoot(changedObject) ? changedObject : subscription.root)
             }
             let schedule = queue.state.withLock { state in
-                state.items.reserveCapacity(state.items.count + end - start)
-                for index in start..<end { state.items.append(.subscription(subscriptions[index])) }
-                state.retained.append(contentsOf: roots)
+                state.items.append(contentsOf: items)
                 return queue.markScheduledIfNeeded(&state)
             }
             if schedule { queue.scheduleDrain() }
             start = end
         }
+    }
+
+    /// Takes an ended subscription's pending delivery out of the queue, releasing the root it
+    /// kept alive and the subscription itself.
+    func remove(_ subscription: Subscription) {
+        let removed = state.withLock { state -> [Item] in
+            var removed: [Item] = []
+            state.items.removeAll { item in
+                guard case .subscription(let pending, _) = item, pending === subscription else { return false }
+                removed.append(item)
+                return true
+            }
+            return removed
+        }
+        withExtendedLifetime(removed) {}  // released here, outside the lock
     }
 
     func enqueueNotice(_ notice: @escaping @Sendable () -> Void) {
@@ -186,16 +184,15 @@ public final class CoalescingQueue: Sendable {
     }
 }
 
-private enum Item: Sendable {
-    case subscription(Subscription)
+// `@unchecked`: the model object is carried only to keep it alive until the delivery, which
+// hands it to the callback on the target's thread, as the setting thread handed it over.
+private enum Item: @unchecked Sendable {
+    case subscription(Subscription, ObservableModel?)
     case notice(@Sendable () -> Void)
 }
 
-// `@unchecked`: `retained` only keeps model objects alive; the queue never uses them.
-private struct QueueState: ~Copyable, @unchecked Sendable {
+private struct QueueState {
     var items: [Item] = []
-    /// Roots of the pending deliveries, retained until the drain that runs them finishes.
-    var retained: [ObservableModel] = []
     var isScheduled = false
     var isDraining = false
     var drainCount: UInt64 = 0

@@ -180,9 +180,9 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
 
     // MARK: Owner lifetime
 
-    /// Called from the owner's deinit: ends the tokens rooted here and retargets paths that
-    /// ran through the owner.
-    func ownerDidDeinit() {
+    /// Called from the owner's deinit: ends the tokens rooted here (they keep a description
+    /// naming their properties) and retargets paths that ran through the owner.
+    func ownerDidDeinit(owner: ObservableModel) {
         let (members, retained) = withLock { state -> ([Subscription], [Subscription]) in
             state.isDead = true
             var members: [Subscription] = []
@@ -194,7 +194,12 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
             return (members, state.retained)
         }
         var seen = Set<ObjectIdentifier>()
+        var table: PropertyTable?
         for subscription in members + retained where seen.insert(ObjectIdentifier(subscription)).inserted {
+            if subscription.rootID == ownerID {
+                if table == nil { table = PropertyTable(owner) }
+                subscription.rememberDescription(root: owner, table: table!)
+            }
             subscription.objectDidDeinit(ownerID)
         }
     }

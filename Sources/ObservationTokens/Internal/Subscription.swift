@@ -37,9 +37,9 @@ final class Subscription: Locked<SubscriptionState>, @unchecked Sendable {  // s
     // one, and its release must never happen under a lock (it may run a deinit).
     private weak var weakRoot: ObservableModel?
 
-    /// The root without reference counting, for deliveries from the queue only: the queue
-    /// retains the root of every pending delivery until the drain that runs it has finished,
-    /// so the object is alive whenever this is used. (The root usually has weak references and
+    /// The root without reference counting, for deliveries from the queue only: each queued
+    /// delivery retains its root until it has run, so the object is alive whenever this is
+    /// used. (The root usually has weak references and
     /// hence a side table, which makes each retain and release several times dearer.)
     private let queuedRoot: Unmanaged<ObservableModel>
     private weak var weakObserver: AnyObject?
@@ -148,23 +148,24 @@ final class Subscription: Locked<SubscriptionState>, @unchecked Sendable {  // s
             state.edges = next
             return hooks
         }
-        var remaining = Array(state.edges)
+        // Keep the edges that are already in place (matched by registry, property and role,
+        // in O(1) each, so retargeting a long path stays linear), attach the new ones, detach
+        // the rest.
+        var remaining: [EdgeID: [Edge]] = [:]
+        for edge in state.edges { remaining[EdgeID(edge.registry, edge.serial, edge.isLeaf), default: []].append(edge) }
         var next = SmallArray<Edge>()
         next.reserveCapacity(keys.count)
         for key in keys {
             let registry = key.object.registry
-            if let index = remaining.firstIndex(where: {
-                $0.registry === registry && $0.serial == key.serial && $0.isLeaf == key.isLeaf
-            }) {
-                next.append(remaining.remove(at: index))
-            } else if let slot = registry.attach(
-                self, serial: key.serial, isLeaf: key.isLeaf, owner: key.object, hooks: &hooks)
-            {
+            let id = EdgeID(registry, key.serial, key.isLeaf)
+            if let kept = remaining[id]?.popLast() {
+                next.append(kept)
+            } else if let slot = registry.attach(self, serial: key.serial, isLeaf: key.isLeaf, owner: key.object, hooks: &hooks) {
                 next.append(Edge(registry: registry, serial: key.serial, slot: slot, isLeaf: key.isLeaf))
             }
         }
-        for edge in remaining {
-            edge.registry.detach(serial: edge.serial, slot: edge.slot, hooks: &hooks)
+        for edges in remaining.values {
+            for edge in edges { edge.registry.detach(serial: edge.serial, slot: edge.slot, hooks: &hooks) }
         }
         state.edges = next
         return hooks
@@ -190,6 +191,8 @@ final class Subscription: Locked<SubscriptionState>, @unchecked Sendable {  // s
             )
         }
         guard let taken else { return }
+        // A pending delivery leaves the queue now, with the root it kept alive.
+        if pending.load(ordering: .acquiring) { queue.remove(self) }
         var hooks = ObservationStateHooks()
         for edge in taken.edges {
             edge.registry.detach(serial: edge.serial, slot: edge.slot, hooks: &hooks)
@@ -318,7 +321,10 @@ final class Subscription: Locked<SubscriptionState>, @unchecked Sendable {  // s
             }
         }
         return queuedRoot._withUnsafeGuaranteedRef { root in
-            if options.contains(.endpointChanges), !endpointChanged(root: root) { return .skipped }
+            if options.contains(.endpointChanges) {
+                // Comparing endpoints runs user `==`; an invalidate() during it must still win.
+                guard endpointChanged(root: root), isActive else { return .skipped }
+            }
             callback.call(observer: observer, root: root, oldValue: oldValue)
             return .delivered
         }
@@ -341,7 +347,9 @@ final class Subscription: Locked<SubscriptionState>, @unchecked Sendable {  // s
             end()
             return false
         }
-        guard endpointChanged(root: root) || !isChange else { return false }
+        if isChange, options.contains(.endpointChanges) {
+            guard endpointChanged(root: root), isActive else { return false }
+        }
         callback.call(observer: observer, root: root, oldValue: oldValue)
         return true
     }
@@ -366,6 +374,20 @@ final class Subscription: Locked<SubscriptionState>, @unchecked Sendable {  // s
     }
 
     // MARK: Introspection
+
+    /// The observed paths as dotted names, for debug descriptions; remembered when the root
+    /// deinitializes, since names can only be read off a live object.
+    var pathDescription: String {
+        if let remembered = withLock({ $0.rememberedDescription }) { return remembered }
+        let root = weakRoot
+        return paths.map { $0.describe(from: root) }.joined(separator: ", ")
+    }
+
+    /// Called from the root's deinit, while its properties are still intact.
+    func rememberDescription(root: ObservableModel, table: PropertyTable) {
+        let description = paths.map { $0.describe(from: root, rootTable: table) }.joined(separator: ", ")
+        withLock { $0.rememberedDescription = description }
+    }
 
     var edgeCount: Int { withLock { $0.edges.count } }
 }
@@ -422,6 +444,19 @@ typealias _ObserverCallback = @Sendable (AnyObject, ObservableModel) -> Void
 @usableFromInline
 typealias _GeneralCallback = @Sendable (_ observer: AnyObject?, _ root: ObservableModel, _ oldValue: Any?) -> Void
 
+/// What makes two edges interchangeable when a path is walked again.
+private struct EdgeID: Hashable {
+    let registry: ObjectIdentifier
+    let serial: UInt64
+    let isLeaf: Bool
+
+    init(_ registry: Registry, _ serial: UInt64, _ isLeaf: Bool) {
+        self.registry = ObjectIdentifier(registry)
+        self.serial = serial
+        self.isLeaf = isLeaf
+    }
+}
+
 /// One attachment of a subscription to a property (or `*`) of one object.
 struct Edge {
     let registry: Registry
@@ -438,6 +473,7 @@ struct SubscriptionState {
     var firedInDrain: UInt64 = 0
     var oldValue: Any?
     var lastEndpoints: [StoredEndpoint] = []
+    var rememberedDescription: String?
 }
 
 /// A path endpoint as remembered between deliveries, without retaining it: class values are

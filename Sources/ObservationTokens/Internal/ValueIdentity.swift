@@ -50,3 +50,16 @@ extension Optional: _OptionalReference {
         return wrapped as AnyObject
     }
 }
+
+/// `_valuesAreIdentical` for `Equatable` values, with `==` dispatched statically. Class
+/// references (also optional ones) still compare by identity.
+@inlinable @inline(__always)
+func _equatableValuesAreIdentical<Value: Equatable>(_ lhs: Value, _ rhs: Value) -> Bool {
+    if Value.self is AnyObject.Type {
+        return (lhs as AnyObject) === (rhs as AnyObject)
+    }
+    if let optional = Value.self as? any _OptionalReference.Type, optional._wrapsClass {
+        return _valuesAreIdentical(lhs, rhs)
+    }
+    return lhs == rhs
+}

@@ -41,7 +41,9 @@ open class ObservableModel {
         let bits = registryBits.load(ordering: .acquiring)
         guard bits != 0 else { return }
         let registry = Unmanaged<Registry>.fromOpaque(UnsafeRawPointer(bitPattern: bits)!).takeRetainedValue()
-        registry.ownerDidDeinit()
+        // Stored properties (the subclasses' too) are destroyed only after every deinit body
+        // has run, so the registry can still read names off `self` for ended tokens.
+        registry.ownerDidDeinit(owner: self)
     }
 
     /// The registry if one exists. Valid as long as `self` is alive.

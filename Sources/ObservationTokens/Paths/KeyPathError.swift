@@ -30,16 +30,21 @@ public enum KeyPathError: Error, Hashable, Sendable, CustomStringConvertible {
         case .emptyComponent(let path, let position):
             "empty component \(position) in \(Self.quoted(path))"
         case .unknownProperty(let name, let type, let path, let position):
-            "unknown property '\(name)' on \(type) (component \(position) of \(Self.quoted(path)))"
+            "unknown property '\(Self.short(name))' on \(type) (component \(position) of \(Self.quoted(path)))"
         case .notObservable(let name, let type, let path, let position):
-            "'\(name)' is looked up on \(type), which is not an ObservableModel (component \(position) of \(Self.quoted(path)))"
+            "'\(Self.short(name))' is looked up on \(type), which is not an ObservableModel (component \(position) of \(Self.quoted(path)))"
         case .unsupportedComponent(let name, let path, let position):
-            "unsupported component '\(name)' (component \(position) of \(Self.quoted(path)))"
+            "unsupported component '\(Self.short(name))' (component \(position) of \(Self.quoted(path)))"
         }
     }
 
     /// Quotes a path for messages, shortening very long ones.
     private static func quoted(_ path: String) -> String {
-        path.count > 120 ? "\"\(path.prefix(117))...\"" : "\"\(path)\""
+        "\"\(short(path))\""
+    }
+
+    /// Shortens a very long name or path so a message stays readable.
+    private static func short(_ text: String) -> String {
+        text.count > 120 ? "\(text.prefix(117))..." : text
     }
 }

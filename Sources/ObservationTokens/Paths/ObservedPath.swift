@@ -27,23 +27,27 @@ struct ObservedPath: Sendable {
 
     /// The path as dotted property names, resolved against `root` where it is still reachable.
     /// Uses reflection; for debug output only.
-    func describe(from root: ObservableModel?) -> String {
+    func describe(from root: ObservableModel?, rootTable: PropertyTable? = nil) -> String {
         var names: [String] = []
         var object = root
+        var table = rootTable
         for step in steps {
             switch step {
             case .wildcard:
                 names.append("*")
                 object = nil
+                table = nil
             case .name(let name):
                 names.append(name)
                 object = object.flatMap { step.value(on: $0) }.flatMap(PathStep.model(in:))
+                table = nil
             case .key:
                 if let current = object, let (serial, value) = step.resolve(on: current),
-                    let name = PropertyTable(current).name(ofSerial: serial)
+                    let name = (table ?? PropertyTable(current)).name(ofSerial: serial)
                 {
                     names.append(name)
                     object = PathStep.model(in: value)
+                    table = nil
                 } else {
                     names.append("<key path>")
                     object = nil

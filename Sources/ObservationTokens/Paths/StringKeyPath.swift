@@ -30,10 +30,19 @@ enum StringKeyPath {
         return ObservedPath(steps: steps)
     }
 
-    /// A Swift identifier: letters, digits and `_`, not starting with a digit.
+    /// Could be a Swift identifier: no whitespace, control characters or ASCII punctuation
+    /// other than `_`, and no leading digit. Swift allows most other Unicode (letters of any
+    /// script, emoji), so those pass here and are then looked up like any name.
     private static func isPropertyName(_ component: Substring) -> Bool {
         guard let first = component.first, !first.isNumber else { return false }
-        return component.allSatisfy { $0 == "_" || $0.isLetter || $0.isNumber }
+        return component.unicodeScalars.allSatisfy { scalar in
+            if scalar == "_" { return true }
+            if scalar.isASCII { return scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) }
+            let properties = scalar.properties
+            return !properties.isWhitespace && properties.generalCategory != .control
+                && properties.generalCategory != .format && properties.generalCategory != .unassigned
+                && properties.generalCategory != .privateUse && properties.generalCategory != .surrogate
+        }
     }
 
     /// Follows the static types as far as they are known and reports the first bad component.

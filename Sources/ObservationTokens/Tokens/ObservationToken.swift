@@ -92,8 +92,7 @@ public final class ObservationToken: Sendable, Hashable, CustomDebugStringConver
     /// Names the observed object, the observed key paths, where the token was created, and
     /// whether it is still active.
     public var debugDescription: String {
-        let root = subscription.root
-        let paths = subscription.paths.map { $0.describe(from: root) }.joined(separator: ", ")
+        let paths = subscription.pathDescription
         let state = isValid ? "active" : "ended"
         return "ObservationToken(\(subscription.rootTypeName) \(paths), created at \(subscription.site), \(state))"
     }

@@ -1,5 +1,3 @@
-import Synchronization
-
 /// A thread-safe container that keeps many tokens alive for one owner.
 ///
 /// Dropping the bag (or calling ``removeAll()``) ends every token in it.
@@ -14,7 +12,7 @@ import Synchronization
 /// }
 /// ```
 public final class TokenBag: Sendable {
-    private let tokens = Mutex<[ObjectIdentifier: ObservationToken]>([:])
+    private let tokens = Locked<[ObjectIdentifier: ObservationToken]>(state: [:])
 
     /// Creates an empty bag.
     public init() {}
