@@ -11,13 +11,16 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
 
     /// Valid only under the lock while `isDead` is false: the owner's deinit takes the lock
     /// to set `isDead`, so it can't finish while we use this reference.
-    private unowned(unsafe) let owner: ObservableModel
+    ///
+    /// Never turned into a strong reference: another thread may drop the last one at any
+    /// moment, and a release under our lock would run the owner's deinit, which takes it.
+    private let owner: Unmanaged<ObservableModel>
 
     /// For hooks, loaded outside every lock.
     private(set) weak var weakOwner: ObservableModel?
 
     init(owner: ObservableModel) {
-        self.owner = owner
+        self.owner = .passUnretained(owner)
         self.weakOwner = owner
         ownerID = ObjectIdentifier(owner)
         reportsObservationState = owner is any ObservationStateObserving
@@ -37,7 +40,7 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
             let index = state.index(of: serial)
             let wasObserved = state.isObserved(propertyAt: index)
             let slot = state.properties[index].members.insert(subscription, payload: isLeaf)
-            self.owner._edgeCount.add(1, ordering: .relaxed)
+            owner._edgeCount.add(1, ordering: .relaxed)  // the caller's strong reference, not ours
             return (slot, !wasObserved)
         }
         guard let result else { return nil }
@@ -54,7 +57,7 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
             let before = state.properties[index].members.count
             state.properties[index].members.remove(at: slot)
             guard state.properties[index].members.count < before else { return false }
-            self.owner._edgeCount.subtract(1, ordering: .relaxed)
+            _ = self.owner._withUnsafeGuaranteedRef { $0._edgeCount.subtract(1, ordering: .relaxed) }
             let nowObserved = state.isObserved(propertyAt: index)
             if state.properties[index].members.isEmpty {
                 state.properties.remove(at: index)
@@ -68,12 +71,11 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
 
     /// The slow path of a setter: tell every subscription on `serial` (and on `*`).
     ///
-    /// Under the lock, a leaf subscription that is already pending costs one atomic
-    /// compare-exchange and nothing else: no comparison of values, no allocation. Only if some
-    /// subscription is not pending does the setter compare old and new value (once), and only
-    /// a real change marks subscriptions pending. Subscriptions that need more (immediate mode,
-    /// or a path running through this property) are handled after unlocking.
-    func propertyDidChange(owner: ObservableModel, serial: UInt64, isIdentical: () -> Bool, oldValue: () -> Any) {
+    /// The value really changed (the setter compared already). Under the lock, a leaf
+    /// subscription that is already pending costs one atomic compare-exchange and nothing
+    /// else: no allocation, no reference counting. Subscriptions that need more (immediate
+    /// mode, or a path running through this property) are handled after unlocking.
+    func propertyDidChange(owner: ObservableModel, serial: UInt64, oldValue: () -> Any) {
         // Optional arrays: the common case allocates nothing and releases nothing.
         var candidates: [Subscription]?
         var needsWork: [(subscription: Subscription, isLeaf: Bool)]?
@@ -100,7 +102,7 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
                 }
             }
         }
-        guard candidates != nil || needsWork != nil, !isIdentical() else { return }
+        guard candidates != nil || needsWork != nil else { return }
         if var candidates {
             for subscription in candidates {
                 // Pending or not, a change token without this tick's old value takes this one

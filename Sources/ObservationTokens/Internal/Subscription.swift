@@ -160,7 +160,9 @@ final class Subscription: Locked<SubscriptionState>, @unchecked Sendable {  // s
             let id = EdgeID(registry, key.serial, key.isLeaf)
             if let kept = remaining[id]?.popLast() {
                 next.append(kept)
-            } else if let slot = registry.attach(self, serial: key.serial, isLeaf: key.isLeaf, owner: key.object, hooks: &hooks) {
+            } else if let slot = registry.attach(
+                self, serial: key.serial, isLeaf: key.isLeaf, owner: key.object, hooks: &hooks)
+            {
                 next.append(Edge(registry: registry, serial: key.serial, slot: slot, isLeaf: key.isLeaf))
             }
         }

@@ -1,21 +1,26 @@
+import Synchronization
+
 /// Decides whether a set changed a value: `===` for class references (also inside an
 /// `Optional`), `==` for `Equatable` values, and "always changed" for everything else.
 ///
 /// Class references are compared by identity even when the class is `Equatable`: replacing a
 /// model with a distinct but equal one must still retarget key paths that run through it.
+///
+/// How to compare is worked out once per type (dynamic casts cost hundreds of instructions)
+/// and kept in `ValueComparator`'s cache; after that a comparison is a cache probe and one
+/// indirect call.
 @inlinable
 func _valuesAreIdentical<Value>(_ lhs: Value, _ rhs: Value) -> Bool {
-    if Value.self is AnyObject.Type {
-        return (lhs as AnyObject) === (rhs as AnyObject)
+    withUnsafePointer(to: lhs) { left in
+        withUnsafePointer(to: rhs) { right in
+            _compareValues(left, right, of: Value.self)
+        }
     }
-    if let left = lhs as? any _OptionalReference, type(of: left)._wrapsClass {
-        let right = rhs as? any _OptionalReference
-        return left._reference === right?._reference
-    }
-    if let left = lhs as? any Equatable {
-        return isEqual(left, rhs)
-    }
-    return false
+}
+
+@usableFromInline
+func _compareValues(_ lhs: UnsafeRawPointer, _ rhs: UnsafeRawPointer, of type: Any.Type) -> Bool {
+    ValueComparator.for(type)._withUnsafeGuaranteedRef { $0.areIdentical(lhs, rhs) }
 }
 
 /// `_valuesAreIdentical` for values already erased to `Any` (path endpoints).
@@ -27,10 +32,95 @@ func anyValuesAreIdentical(_ lhs: Any, _ rhs: Any) -> Bool {
     return _openExistential(lhs, do: open)
 }
 
-@usableFromInline
-func isEqual<T: Equatable>(_ lhs: T, _ rhs: Any) -> Bool {
-    guard let rhs = rhs as? T else { return false }
-    return lhs == rhs
+/// How two values of one type are compared, found once per type and never freed.
+class ValueComparator: @unchecked Sendable {  // immutable after init
+    func areIdentical(_ lhs: UnsafeRawPointer, _ rhs: UnsafeRawPointer) -> Bool { false }
+
+    /// Eight lock-free slots in front of a locked table: a hit is one atomic load. Each slot
+    /// holds the bits of an `Unmanaged<ValueComparator>` (they are never freed), or 0.
+    private static let slot0 = Atomic<UInt>(0)
+    private static let slot1 = Atomic<UInt>(0)
+    private static let slot2 = Atomic<UInt>(0)
+    private static let slot3 = Atomic<UInt>(0)
+    private static let slot4 = Atomic<UInt>(0)
+    private static let slot5 = Atomic<UInt>(0)
+    private static let slot6 = Atomic<UInt>(0)
+    private static let slot7 = Atomic<UInt>(0)
+    private static let table = Locked<[ObjectIdentifier: ValueComparator]>(state: [:])
+
+    @inline(__always)
+    private static func withSlot<R>(for id: ObjectIdentifier, _ body: (borrowing Atomic<UInt>) -> R) -> R {
+        switch (UInt(bitPattern: id) >> 4) & 7 {
+        case 0: body(slot0)
+        case 1: body(slot1)
+        case 2: body(slot2)
+        case 3: body(slot3)
+        case 4: body(slot4)
+        case 5: body(slot5)
+        case 6: body(slot6)
+        default: body(slot7)
+        }
+    }
+
+    /// The comparator for `type`, unretained: comparators live forever.
+    static func `for`(_ type: Any.Type) -> Unmanaged<ValueComparator> {
+        let id = ObjectIdentifier(type)
+        let bits = withSlot(for: id) { $0.load(ordering: .acquiring) }
+        if bits != 0 {
+            let cached = Unmanaged<ValueComparator>.fromOpaque(UnsafeRawPointer(bitPattern: bits)!)
+            if cached._withUnsafeGuaranteedRef({ $0.type == id }) { return cached }
+        }
+        let comparator = table.withLock { table in
+            if let existing = table[id] { return existing }
+            let made = make(for: type)
+            table[id] = made  // kept forever, so the slots' pointers stay valid
+            return made
+        }
+        let unmanaged = Unmanaged.passUnretained(comparator)
+        let newBits = UInt(bitPattern: unmanaged.toOpaque())
+        withSlot(for: id) { $0.store(newBits, ordering: .releasing) }
+        return unmanaged
+    }
+
+    let type: ObjectIdentifier
+
+    init(type: Any.Type) {
+        self.type = ObjectIdentifier(type)
+    }
+
+    private static func make(for type: Any.Type) -> ValueComparator {
+        if type is AnyObject.Type { return ReferenceComparator(type: type) }
+        if let optional = type as? any _OptionalReference.Type, optional._wrapsClass {
+            func open<T: _OptionalReference>(_: T.Type) -> ValueComparator {
+                OptionalReferenceComparator<T>(type: type)
+            }
+            return open(optional)
+        }
+        if let equatable = type as? any Equatable.Type {
+            func open<T: Equatable>(_: T.Type) -> ValueComparator { EquatableComparator<T>(type: type) }
+            return open(equatable)
+        }
+        return ValueComparator(type: type)
+    }
+}
+
+private final class ReferenceComparator: ValueComparator, @unchecked Sendable {
+    override func areIdentical(_ lhs: UnsafeRawPointer, _ rhs: UnsafeRawPointer) -> Bool {
+        lhs.load(as: UnsafeRawPointer.self) == rhs.load(as: UnsafeRawPointer.self)
+    }
+}
+
+private final class EquatableComparator<T: Equatable>: ValueComparator, @unchecked Sendable {
+    override func areIdentical(_ lhs: UnsafeRawPointer, _ rhs: UnsafeRawPointer) -> Bool {
+        lhs.assumingMemoryBound(to: T.self).pointee == rhs.assumingMemoryBound(to: T.self).pointee
+    }
+}
+
+private final class OptionalReferenceComparator<T: _OptionalReference>: ValueComparator, @unchecked Sendable {
+    override func areIdentical(_ lhs: UnsafeRawPointer, _ rhs: UnsafeRawPointer) -> Bool {
+        lhs.assumingMemoryBound(to: T.self).pointee._reference
+            === rhs.assumingMemoryBound(to: T.self).pointee._reference
+    }
 }
 
 /// Lets the identity check see through `Optional` to a class reference.
@@ -49,17 +139,4 @@ extension Optional: _OptionalReference {
         guard case .some(let wrapped) = self, Wrapped.self is AnyObject.Type else { return nil }
         return wrapped as AnyObject
     }
-}
-
-/// `_valuesAreIdentical` for `Equatable` values, with `==` dispatched statically. Class
-/// references (also optional ones) still compare by identity.
-@inlinable @inline(__always)
-func _equatableValuesAreIdentical<Value: Equatable>(_ lhs: Value, _ rhs: Value) -> Bool {
-    if Value.self is AnyObject.Type {
-        return (lhs as AnyObject) === (rhs as AnyObject)
-    }
-    if let optional = Value.self as? any _OptionalReference.Type, optional._wrapsClass {
-        return _valuesAreIdentical(lhs, rhs)
-    }
-    return lhs == rhs
 }

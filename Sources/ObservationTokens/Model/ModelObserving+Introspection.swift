@@ -33,7 +33,7 @@ extension ObservableModel {
             return
         }
         let current = entry.storage.anyValue
-        _propertyDidChange(serial: entry.storage.serial, isIdentical: { false }, oldValue: { current })
+        _propertyDidChange(serial: entry.storage.serial) { current }
     }
 }
 
@@ -58,6 +58,6 @@ extension ModelObserving where Self: ObservableModel {
         guard _edgeCount.load(ordering: .relaxed) != 0,
             let (serial, current) = PathStep.key(TypedKey(partial: keyPath)).resolve(on: self)
         else { return }
-        _propertyDidChange(serial: serial, isIdentical: { false }, oldValue: { current })
+        _propertyDidChange(serial: serial) { current }
     }
 }

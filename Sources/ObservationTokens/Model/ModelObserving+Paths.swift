@@ -33,8 +33,7 @@ extension ModelObserving where Self: ObservableModel {
     ) -> ObservationToken {
         makeToken(
             paths: [chain.path], observer: nil, options: options, queue: queue,
-            site: CreationSite(fileID: fileID, line: line)
-        ,
+            site: CreationSite(fileID: fileID, line: line),
             callback: .general { _, root, _ in
                 let model = unsafeDowncast(root, to: Self.self)
                 callback(model, chain.evaluate(model))
@@ -68,8 +67,7 @@ extension ModelObserving where Self: ObservableModel {
     ) -> ObservationToken {
         makeToken(
             paths: [chain.path], observer: observer, options: options, queue: queue,
-            site: CreationSite(fileID: fileID, line: line)
-        ,
+            site: CreationSite(fileID: fileID, line: line),
             callback: .observerAndModel(unsafeBitCast(callback, to: _ObserverCallback.self)))
     }
 
@@ -125,8 +123,7 @@ extension ModelObserving where Self: ObservableModel {
         for path in paths { parsed.append(try StringKeyPath.parse(path, root: self)) }
         return makeToken(
             paths: parsed, observer: nil, options: options, queue: queue,
-            site: CreationSite(fileID: fileID, line: line)
-        ,
+            site: CreationSite(fileID: fileID, line: line),
             callback: .model(unsafeBitCast(callback, to: _ModelCallback.self)))
     }
 
@@ -152,8 +149,7 @@ extension ModelObserving where Self: ObservableModel {
         let parsed = try StringKeyPath.parse(path, root: self)
         return makeToken(
             paths: [parsed], observer: observer, options: options, queue: queue,
-            site: CreationSite(fileID: fileID, line: line)
-        ,
+            site: CreationSite(fileID: fileID, line: line),
             callback: .observerAndModel(unsafeBitCast(callback, to: _ObserverCallback.self)))
     }
 }

@@ -35,8 +35,7 @@ extension ModelObserving where Self: ObservableModel {
         let subscription = Subscription(
             root: self, observer: observer,
             paths: SmallArray(keyPaths.map { ObservedPath(step: .key(TypedKey(partial: $0))) }),
-            options: options, queue: queue, wantsOldValue: false, site: CreationSite(fileID: fileID, line: line)
-        ,
+            options: options, queue: queue, wantsOldValue: false, site: CreationSite(fileID: fileID, line: line),
             callback: .observerAndModel(unsafeBitCast(callback, to: _ObserverCallback.self)))
         registry.endRetained { _ in false }  // sweeps observations whose observer is gone
         // Owned by the registry from here on: no token, the observed object keeps it.

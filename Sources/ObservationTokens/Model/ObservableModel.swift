@@ -68,12 +68,12 @@ open class ObservableModel {
 
     /// Slow path of an `@Observed` setter: the object has tokens and the value really changed.
     @usableFromInline
-    final func _propertyDidChange(serial: UInt64, isIdentical: () -> Bool, oldValue: () -> Any) {
+    final func _propertyDidChange(serial: UInt64, oldValue: () -> Any) {
         let bits = registryBits.load(ordering: .acquiring)
         guard bits != 0 else { return }
         // `self` keeps the registry alive, so it can be used without a retain.
         Unmanaged<Registry>.fromOpaque(UnsafeRawPointer(bitPattern: bits)!)._withUnsafeGuaranteedRef {
-            $0.propertyDidChange(owner: self, serial: serial, isIdentical: isIdentical, oldValue: oldValue)
+            $0.propertyDidChange(owner: self, serial: serial, oldValue: oldValue)
         }
     }
 

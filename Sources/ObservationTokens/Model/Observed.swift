@@ -20,9 +20,7 @@ let _observedSerials = Atomic<UInt64>(1)
 /// ```
 ///
 /// When the object has no tokens, a set is a plain store plus one relaxed atomic load: no lock,
-/// no allocation, no hashing. A get costs one extra relaxed atomic load. For `Equatable` values
-/// the comparison is resolved at compile time; for other types it runs only when some token
-/// is not already pending in this tick.
+/// no allocation, no hashing. A get costs one extra relaxed atomic load.
 ///
 /// > Note: The value itself is stored like any other stored property. The library makes token
 /// > bookkeeping thread-safe, not your values: don't set a property on one thread while another
@@ -89,12 +87,10 @@ public struct Observed<Value> {
             }
             let oldValue = object[keyPath: storageKeyPath].value
             object[keyPath: storageKeyPath].value = newValue
-            // The comparison runs only if some token isn't already pending this tick.
-            object._propertyDidChange(
-                serial: object[keyPath: storageKeyPath].serial,
-                isIdentical: { _valuesAreIdentical(oldValue, newValue) },
-                oldValue: { oldValue }
-            )
+            // Compared after storing and before telling anyone, so a callback this set causes
+            // always runs after the comparison.
+            if _valuesAreIdentical(oldValue, newValue) { return }
+            object._propertyDidChange(serial: object[keyPath: storageKeyPath].serial) { oldValue }
         }
     }
 }
@@ -109,33 +105,4 @@ protocol ObservedStorage {
 extension Observed: ObservedStorage {
     var anyValue: Any { value }
     static var valueType: Any.Type { Value.self }
-}
-
-extension Observed where Value: Equatable {
-    /// The accessor for `Equatable` values: the same as the general one, with the comparison
-    /// resolved at compile time.
-    @inlinable
-    public static subscript<Model: ObservableModel>(
-        _enclosingInstance object: Model,
-        wrapped wrappedKeyPath: ReferenceWritableKeyPath<Model, Value>,
-        storage storageKeyPath: ReferenceWritableKeyPath<Model, Self>
-    ) -> Value {
-        @inline(__always) get {
-            if _accessCaptureCount.load(ordering: .relaxed) != 0 {
-                _recordObservedAccess(object, serial: object[keyPath: storageKeyPath].serial, valueType: Value.self)
-            }
-            return object[keyPath: storageKeyPath].value
-        }
-        @inline(__always) set {
-            if object._edgeCount.load(ordering: .relaxed) == 0 {
-                object[keyPath: storageKeyPath].value = newValue
-                return
-            }
-            let oldValue = object[keyPath: storageKeyPath].value
-            object[keyPath: storageKeyPath].value = newValue
-            if _equatableValuesAreIdentical(oldValue, newValue) { return }
-            object._propertyDidChange(
-                serial: object[keyPath: storageKeyPath].serial, isIdentical: { false }, oldValue: { oldValue })
-        }
-    }
 }

@@ -79,7 +79,9 @@ struct ObservedPath: Sendable {
     /// Iterative, so a path of any length can't exhaust the stack. A `*` in the middle fans
     /// out; each (object, step) pair is visited once, so cycles in the object graph can't make
     /// the walk blow up.
-    func walk(from root: ObservableModel, into edges: inout SmallArray<EdgeKey>, needsEndpoint: Bool = true) -> Endpoint? {
+    func walk(from root: ObservableModel, into edges: inout SmallArray<EdgeKey>, needsEndpoint: Bool = true)
+        -> Endpoint?
+    {
         if hasInnerWildcard { return fanOut(from: root, into: &edges) }
         var object = root
         for index in steps.indices {
@@ -90,7 +92,9 @@ struct ObservedPath: Sendable {
                 return .unreachable
             }
             if isLeaf, !needsEndpoint {
-                guard let serial = steps[index].resolveSerial(on: object) else { return index == 0 ? nil : .unreachable }
+                guard let serial = steps[index].resolveSerial(on: object) else {
+                    return index == 0 ? nil : .unreachable
+                }
                 edges.append(EdgeKey(object: object, serial: serial, isLeaf: true))
                 return .unreachable
             }

@@ -93,7 +93,8 @@ struct TypedKey: @unchecked Sendable {
         // A class check on the metadata, cheaper than `as?` (a generic dynamic cast).
         reader = { object, keyPath in
             guard object is Root else { return nil }
-            return unsafeDowncast(object, to: Root.self)[keyPath: unsafeDowncast(keyPath, to: KeyPath<Root, Value>.self)]
+            return unsafeDowncast(object, to: Root.self)[
+                keyPath: unsafeDowncast(keyPath, to: KeyPath<Root, Value>.self)]
         }
     }
 
@@ -102,7 +103,8 @@ struct TypedKey: @unchecked Sendable {
         self.keyPath = keyPath
         reader = { object, keyPath in
             guard object is Root else { return nil }
-            return unsafeDowncast(object, to: Root.self)[keyPath: unsafeDowncast(keyPath, to: PartialKeyPath<Root>.self)]
+            return unsafeDowncast(object, to: Root.self)[
+                keyPath: unsafeDowncast(keyPath, to: PartialKeyPath<Root>.self)]
         }
     }
 }
