@@ -56,7 +56,14 @@ public final class CoalescingQueue: Sendable {
 
     /// The number of deliveries waiting for the end of the tick.
     public var pendingCount: Int {
-        state.withLock { $0.items.count }
+        state.withLock { state in
+            state.items.reduce(0) { count, item in
+                switch item {
+                case .deliveries(let subscriptions, _): count + subscriptions.count
+                case .notice: count + 1
+                }
+            }
+        }
     }
 
     /// Delivers every pending token now, on the calling thread, and returns how many callbacks
@@ -90,13 +97,17 @@ public final class CoalescingQueue: Sendable {
                 switch item {
                 case .notice(let notice):
                     notice()
-                case .subscription(let subscription, _):
-                    // The item keeps the root alive while the delivery runs.
-                    switch subscription.deliver(drainID: drainID) {
-                    case .delivered: delivered += 1
-                    case .skipped: break
-                    case .deferred: deferred.append(item)
+                case .deliveries(let subscriptions, let root):
+                    // The item keeps the root alive while its deliveries run.
+                    var later: [Subscription] = []
+                    for subscription in subscriptions {
+                        switch subscription.deliver(drainID: drainID) {
+                        case .delivered: delivered += 1
+                        case .skipped: break
+                        case .deferred: later.append(subscription)
+                        }
                     }
+                    if !later.isEmpty { deferred.append(.deliveries(later, root)) }
                 }
             }
         }
@@ -117,25 +128,33 @@ public final class CoalescingQueue: Sendable {
     /// goes away.
     func enqueue(_ subscription: Subscription, retaining root: ObservableModel) {
         let schedule = state.withLock { state in
-            state.items.append(.subscription(subscription, root))
+            state.items.append(.deliveries([subscription], root))
             return markScheduledIfNeeded(&state)
         }
         if schedule { scheduleDrain() }
     }
 
     /// Enqueues the subscriptions a set made pending, which may belong to different queues:
-    /// one lock per run of subscriptions on the same queue. Each delivery retains its root
-    /// (the changed object itself when it is the root; an intermediate object on a path is
-    /// never retained).
+    /// one lock per run of subscriptions on the same queue. The changed object is retained
+    /// once for all the subscriptions rooted at it (its retain and release are costly: observed
+    /// objects have weak references); other roots, of paths through it, one by one. An
+    /// intermediate object on a path is never retained.
     static func enqueue(_ subscriptions: [Subscription], changedObject: ObservableModel) {
         var start = 0
         while start < subscriptions.count {
             let queue = subscriptions[start].queue
             var end = start + 1
             while end < subscriptions.count, subscriptions[end].queue === queue { end += 1 }
-            let items = subscriptions[start..<end].map { subscription in
-                Item.subscription(subscription, subscription.isRoot(changedObject) ? changedObject : subscription.root)
+            var rooted: [Subscription] = []
+            var items: [Item] = []
+            for subscription in subscriptions[start..<end] {
+                if subscription.isRoot(changedObject) {
+                    rooted.append(subscription)
+                } else {
+                    items.append(.deliveries([subscription], subscription.root))
+                }
             }
+            if !rooted.isEmpty { items.insert(.deliveries(rooted, changedObject), at: 0) }
             let schedule = queue.state.withLock { state in
                 state.items.append(contentsOf: items)
                 return queue.markScheduledIfNeeded(&state)
@@ -145,15 +164,22 @@ public final class CoalescingQueue: Sendable {
         }
     }
 
-    /// Takes an ended subscription's pending delivery out of the queue, releasing the root it
-    /// kept alive and the subscription itself.
+    /// Takes an ended subscription's pending delivery out of the queue, and with it the
+    /// subscription and, once no delivery needs it any more, the object it kept alive.
     func remove(_ subscription: Subscription) {
         let removed = state.withLock { state -> [Item] in
             var removed: [Item] = []
-            state.items.removeAll { item in
-                guard case .subscription(let pending, _) = item, pending === subscription else { return false }
-                removed.append(item)
-                return true
+            for index in state.items.indices.reversed() {
+                guard case .deliveries(var subscriptions, let root) = state.items[index],
+                    let position = subscriptions.firstIndex(where: { $0 === subscription })
+                else { continue }
+                removed.append(state.items[index])
+                subscriptions.remove(at: position)
+                if subscriptions.isEmpty {
+                    state.items.remove(at: index)
+                } else {
+                    state.items[index] = .deliveries(subscriptions, root)
+                }
             }
             return removed
         }
@@ -187,7 +213,8 @@ public final class CoalescingQueue: Sendable {
 // `@unchecked`: the model object is carried only to keep it alive until the delivery, which
 // hands it to the callback on the target's thread, as the setting thread handed it over.
 private enum Item: @unchecked Sendable {
-    case subscription(Subscription, ObservableModel?)
+    /// Pending deliveries of subscriptions sharing one root, which the item keeps alive.
+    case deliveries([Subscription], ObservableModel?)
     case notice(@Sendable () -> Void)
 }
 

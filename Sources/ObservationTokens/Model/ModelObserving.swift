@@ -22,8 +22,10 @@ extension ModelObserving where Self: ObservableModel {
     ///
     /// - Parameters:
     ///   - keyPath: An `@Observed` property of the receiver. Any other key path returns a token
-    ///     that has already ended (`isValid == false`).
-    ///   - options: `.initial`, `.immediate`; see ``ObservationOptions``.
+    ///     that has already ended (`isValid == false`). A computed property that just returns
+    ///     one `@Observed` property of the same type counts as that property.
+    ///   - options: `.initial`, `.immediate`, `.endpointChanges` (fire only when the value
+    ///     differs from the one last delivered); see ``ObservationOptions``.
     ///   - queue: Where callbacks are delivered; the main queue by default.
     ///   - callback: Receives the observed object. Use it instead of capturing the object, so
     ///     the closure holds no strong reference to it.

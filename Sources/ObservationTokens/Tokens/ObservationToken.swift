@@ -32,7 +32,10 @@
 /// > at that moment, the closure is released when that call returns.
 ///
 /// > Note: **Threading.** All members are safe to call from any thread. Once `invalidate()`
-/// > returns, the callback never starts again, even for a change already pending in this tick.
+/// > returns, the callback never starts again, even for a change already pending in this tick
+/// > — with one exception: if a delivery is already under way on another thread (the queue's
+/// > target), that one callback may still run. On the delivering thread itself, the usual
+/// > case, `invalidate()` is exact.
 public final class ObservationToken: Sendable, Hashable, CustomDebugStringConvertible {
     let subscription: Subscription
 
