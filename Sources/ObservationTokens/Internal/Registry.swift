@@ -114,8 +114,9 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
         }
         guard let needsWork else { return }
         var seen = Set<ObjectIdentifier>()
+        var walks = WalkMemo()
         for (subscription, isLeaf) in needsWork where seen.insert(ObjectIdentifier(subscription)).inserted {
-            if !isLeaf { subscription.retarget() }
+            if !isLeaf { subscription.retarget(walks: &walks) }
             subscription.propertyDidChange(changedObject: owner, oldValue: oldValue)
         }
     }

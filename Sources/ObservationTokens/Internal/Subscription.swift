@@ -111,7 +111,7 @@ final class Subscription: Locked<SubscriptionState>, @unchecked Sendable {  // s
     /// Walking happens outside the lock (it creates strong references to model objects, whose
     /// release may deinit them). A walk that started before a newer one is dropped: the newer
     /// walk saw a later state.
-    func retarget() {
+    func retarget(walks: inout WalkMemo) {
         guard let root = weakRoot else { return }
         let generation = withLock { state -> UInt64? in
             guard state.isActive else { return nil }
@@ -119,8 +119,7 @@ final class Subscription: Locked<SubscriptionState>, @unchecked Sendable {  // s
             return state.walkGeneration
         }
         guard let generation else { return }
-        var edges = SmallArray<ObservedPath.EdgeKey>()
-        for path in paths { _ = path.walk(from: root, into: &edges, needsEndpoint: false) }
+        let edges = walks.edges(for: paths, from: root)
         let hooks = withLock { state -> ObservationStateHooks in
             guard state.isActive, state.walkGeneration == generation else { return ObservationStateHooks() }
             return apply(edges, to: &state)
@@ -148,26 +147,44 @@ final class Subscription: Locked<SubscriptionState>, @unchecked Sendable {  // s
             state.edges = next
             return hooks
         }
-        // Keep the edges that are already in place (matched by registry, property and role,
-        // in O(1) each, so retargeting a long path stays linear), attach the new ones, detach
-        // the rest.
-        var remaining: [EdgeID: [Edge]] = [:]
-        for edge in state.edges { remaining[EdgeID(edge.registry, edge.serial, edge.isLeaf), default: []].append(edge) }
+        // Keep the edges that are already in place (matched by registry, property and role),
+        // attach the new ones, detach the rest. Long paths match through a hash table, so
+        // retargeting stays linear; short ones, the usual case, by a scan, which is cheaper.
         var next = SmallArray<Edge>()
         next.reserveCapacity(keys.count)
-        for key in keys {
-            let registry = key.object.registry
-            let id = EdgeID(registry, key.serial, key.isLeaf)
-            if let kept = remaining[id]?.popLast() {
-                next.append(kept)
-            } else if let slot = registry.attach(
-                self, serial: key.serial, isLeaf: key.isLeaf, owner: key.object, hooks: &hooks)
-            {
-                next.append(Edge(registry: registry, serial: key.serial, slot: slot, isLeaf: key.isLeaf))
+        if state.edges.count <= 8 {
+            var remaining = Array(state.edges)
+            for key in keys {
+                let registry = key.object.registry
+                if let index = remaining.firstIndex(where: {
+                    $0.registry === registry && $0.serial == key.serial && $0.isLeaf == key.isLeaf
+                }) {
+                    next.append(remaining.remove(at: index))
+                } else if let slot = registry.attach(
+                    self, serial: key.serial, isLeaf: key.isLeaf, owner: key.object, hooks: &hooks)
+                {
+                    next.append(Edge(registry: registry, serial: key.serial, slot: slot, isLeaf: key.isLeaf))
+                }
             }
-        }
-        for edges in remaining.values {
-            for edge in edges { edge.registry.detach(serial: edge.serial, slot: edge.slot, hooks: &hooks) }
+            for edge in remaining { edge.registry.detach(serial: edge.serial, slot: edge.slot, hooks: &hooks) }
+        } else {
+            var remaining: [EdgeID: [Edge]] = [:]
+            for edge in state.edges {
+                remaining[EdgeID(edge.registry, edge.serial, edge.isLeaf), default: []].append(edge)
+            }
+            for key in keys {
+                let registry = key.object.registry
+                if let kept = remaining[EdgeID(registry, key.serial, key.isLeaf)]?.popLast() {
+                    next.append(kept)
+                } else if let slot = registry.attach(
+                    self, serial: key.serial, isLeaf: key.isLeaf, owner: key.object, hooks: &hooks)
+                {
+                    next.append(Edge(registry: registry, serial: key.serial, slot: slot, isLeaf: key.isLeaf))
+                }
+            }
+            for edges in remaining.values {
+                for edge in edges { edge.registry.detach(serial: edge.serial, slot: edge.slot, hooks: &hooks) }
+            }
         }
         state.edges = next
         return hooks
@@ -217,7 +234,8 @@ final class Subscription: Locked<SubscriptionState>, @unchecked Sendable {  // s
             if wasActive { noticeRootDeinit() }
         } else {
             // An intermediate object vanished: the path now ends earlier, which is a change.
-            retarget()
+            var walks = WalkMemo()
+            retarget(walks: &walks)
             propertyDidChange(changedObject: nil) { nil }
         }
     }
@@ -445,6 +463,31 @@ typealias _ObserverCallback = @Sendable (AnyObject, ObservableModel) -> Void
 /// (nil when unknown).
 @usableFromInline
 typealias _GeneralCallback = @Sendable (_ observer: AnyObject?, _ root: ObservableModel, _ oldValue: Any?) -> Void
+
+/// Walks made during one change, shared by every token with the same root and the same typed
+/// path (say, 1,000 views watching `cache.currentUser.address.zipCode`): each is walked once.
+/// Paths are told apart by their key path objects; other paths are walked for each token.
+struct WalkMemo {
+    private var walks:
+        [(root: ObjectIdentifier, identity: [ObjectIdentifier], edges: SmallArray<ObservedPath.EdgeKey>)] = []
+    private static let limit = 8
+
+    mutating func edges(for paths: SmallArray<ObservedPath>, from root: ObservableModel) -> SmallArray<
+        ObservedPath.EdgeKey
+    > {
+        guard paths.count == 1, let identity = paths[0].typedIdentity else {
+            var edges = SmallArray<ObservedPath.EdgeKey>()
+            for path in paths { _ = path.walk(from: root, into: &edges, needsEndpoint: false) }
+            return edges
+        }
+        let rootID = ObjectIdentifier(root)
+        if let known = walks.first(where: { $0.root == rootID && $0.identity == identity }) { return known.edges }
+        var edges = SmallArray<ObservedPath.EdgeKey>()
+        _ = paths[0].walk(from: root, into: &edges, needsEndpoint: false)
+        if walks.count < Self.limit { walks.append((rootID, identity, edges)) }
+        return edges
+    }
+}
 
 /// What makes two edges interchangeable when a path is walked again.
 private struct EdgeID: Hashable {

@@ -9,9 +9,18 @@ struct ObservedPath: Sendable {
     /// A `*` before the last step makes the path fan out (computed once: walks check it).
     let hasInnerWildcard: Bool
 
+    /// For typed paths of several steps, their key path objects: two paths with equal
+    /// identities walk alike, which lets tokens on the same path share one walk.
+    let typedIdentity: [ObjectIdentifier]?
+
     init(steps: some Sequence<PathStep>) {
         self.steps = SmallArray(steps)
         hasInnerWildcard = self.steps.dropLast().contains { if case .wildcard = $0 { true } else { false } }
+        var identity: [ObjectIdentifier]? = self.steps.count > 1 ? [] : nil
+        for step in self.steps where identity != nil {
+            if case .key(let key) = step { identity!.append(ObjectIdentifier(key.keyPath)) } else { identity = nil }
+        }
+        typedIdentity = identity
     }
 
     init(step: PathStep) {
@@ -19,6 +28,7 @@ struct ObservedPath: Sendable {
         steps.append(step)
         self.steps = steps
         hasInnerWildcard = false
+        typedIdentity = nil
     }
 
     var hasWildcard: Bool {
