@@ -399,6 +399,27 @@ import Testing
         withExtendedLifetime((coalesced, immediate, change)) {}
     }
 
+    @Test func storedValueChangesStorageSilentlyUntilTheManualTrigger() {
+        // Given a token on a property
+        let queue = CoalescingQueue(target: .manual)
+        let person = CorePerson()
+        let seen = CoreRecorder<Int>()
+        let token = person.observe(\.age, queue: queue) { person in seen.append(person.age) }
+
+        // When the storage is changed behind the setter's back
+        person.setAgeSilently(41)
+
+        // Then nobody is told, but the value is there
+        #expect(queue.drain() == 0)
+        #expect(person.age == 41)
+
+        // When the model then pulls the manual trigger, the observers see the new value
+        person.propertyDidChange(\.age)
+        #expect(queue.drain() == 1)
+        #expect(seen.entries == [41])
+        withExtendedLifetime(token) {}
+    }
+
     @Test func propertyDidChangeFiresOnlyThatPropertysObservers() {
         let queue = CoalescingQueue(target: .manual)
         let person = CorePerson()

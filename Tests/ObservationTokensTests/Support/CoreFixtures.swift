@@ -24,6 +24,11 @@ final class CorePerson: ObservableModel, @unchecked Sendable {
     /// A plain stored property: not observable.
     var nickname = ""
 
+    /// Changes `age` through its storage, without telling observers (`storedValue`).
+    func setAgeSilently(_ age: Int) {
+        _age.storedValue = age
+    }
+
     /// A computed property over two observed properties: not observable by itself.
     var fullName: String { "\(firstName) \(lastName)" }
 }
