@@ -11,7 +11,13 @@ import Synchronization
 /// indirect call.
 @inlinable
 func _valuesAreIdentical<Value>(_ lhs: Value, _ rhs: Value) -> Bool {
-    withUnsafePointer(to: lhs) { left in
+    // The most common property types compare inline: once specialized, these metatype tests
+    // are constants and all but one branch disappears.
+    if Value.self == Int.self { return unsafeBitCast(lhs, to: Int.self) == unsafeBitCast(rhs, to: Int.self) }
+    if Value.self == Bool.self { return unsafeBitCast(lhs, to: Bool.self) == unsafeBitCast(rhs, to: Bool.self) }
+    if Value.self == Double.self { return unsafeBitCast(lhs, to: Double.self) == unsafeBitCast(rhs, to: Double.self) }
+    if Value.self == String.self { return unsafeBitCast(lhs, to: String.self) == unsafeBitCast(rhs, to: String.self) }
+    return withUnsafePointer(to: lhs) { left in
         withUnsafePointer(to: rhs) { right in
             _compareValues(left, right, of: Value.self)
         }
