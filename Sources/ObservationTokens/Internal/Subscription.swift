@@ -39,8 +39,8 @@ final class Subscription: Locked<SubscriptionState>, @unchecked Sendable {  // s
 
     /// The root without reference counting, for deliveries from the queue only: each queued
     /// delivery retains its root until it has run, so the object is alive whenever this is
-    /// used. (The root usually has weak references and
-    /// hence a side table, which makes each retain and release several times dearer.)
+    /// used. (Observed objects have weak references, hence a side table, which makes each
+    /// retain and release several times dearer.)
     private let queuedRoot: Unmanaged<ObservableModel>
     private weak var weakObserver: AnyObject?
 
@@ -206,8 +206,8 @@ final class Subscription: Locked<SubscriptionState>, @unchecked Sendable {  // s
                 state.lastEndpoints = []
             }
             return EndedState(
-                edges: state.edges, callback: state.callback, oldValue: state.oldValue
-            )
+                edges: state.edges, callback: state.callback, oldValue: state.oldValue,
+                lastEndpoints: state.lastEndpoints)
         }
         guard let taken else { return }
         // A pending delivery leaves the queue now, with the root it kept alive.
@@ -217,13 +217,15 @@ final class Subscription: Locked<SubscriptionState>, @unchecked Sendable {  // s
             edge.registry.detach(serial: edge.serial, slot: edge.slot, hooks: &hooks)
         }
         hooks.run()
-        // `taken` (closure, retained root, old value) is released here, outside every lock.
+        // `taken` (closure, old value, endpoints: user values) is released here, outside every
+        // lock: a release may run a deinit, which may take these locks again.
     }
 
     private struct EndedState {
         let edges: SmallArray<Edge>
         let callback: Callback?
         let oldValue: Any?
+        let lastEndpoints: [StoredEndpoint]
     }
 
     /// Called by a registry whose object deinitialized while this subscription had edges there.
