@@ -837,4 +837,40 @@ struct KeyPathChainTests {
         #expect(!token.isValid)
         #expect(work.observerCount(of: \.zipCode) == 0)
     }
+
+    @Test
+    func oneTokenForSeveralTypedChainsFiresOncePerTick() {
+        // Given one token on two chains to different types through the same user
+        let queue = CoalescingQueue(target: .manual)
+        let home = PathAddress(zipCode: "10001")
+        let user = PathUser(address: home)
+        let cache = PathUserCache(currentUser: user)
+        let fires = PathRecorder<String>()
+        let token = cache.observe(
+            [AnyKeyPathChain(cacheZipCode), AnyKeyPathChain(KeyPathChain(\PathUserCache.currentUser).then(\.name))],
+            queue: queue
+        ) { cache in fires.record(cache.currentUser?.name ?? "-") }
+
+        // When both endpoints change in one tick
+        home.zipCode = "10002"
+        user.name = "Ada"
+
+        // Then one callback
+        #expect(queue.drain() == 1)
+        #expect(fires.values == ["Ada"])
+
+        // When only one of them changes, in the next tick
+        user.name = "Grace"
+        #expect(queue.drain() == 1)
+
+        // And when a middle element common to both is replaced, the token follows for both
+        let work = PathAddress(zipCode: "97210")
+        cache.currentUser = PathUser(address: work)
+        #expect(queue.drain() == 1)
+        work.zipCode = "97211"
+        #expect(queue.drain() == 1)
+        home.zipCode = "10003"
+        #expect(queue.drain() == 0)
+        withExtendedLifetime(token) {}
+    }
 }

@@ -71,6 +71,37 @@ extension ModelObserving where Self: ObservableModel {
             callback: .observerAndModel(unsafeBitCast(callback, to: _ObserverCallback.self)))
     }
 
+    /// Observes several key path chains with one token: one callback per tick, whichever of
+    /// them changed, however often.
+    ///
+    /// ```swift
+    /// let token = cache.observe([
+    ///     AnyKeyPathChain(KeyPathChain(\.currentUser).then(\.address).then(\.zipCode)),
+    ///     AnyKeyPathChain(KeyPathChain(\.currentUser).then(\.name)),
+    /// ]) { cache in … }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - chains: The paths, rooted at the receiver.
+    ///   - options: `.initial`, `.immediate`, `.endpointChanges` (fires when any endpoint
+    ///     changed); see ``ObservationOptions``.
+    ///   - queue: Where callbacks are delivered; the main queue by default.
+    ///   - callback: Receives the observed object.
+    /// - Returns: The token that keeps the observation alive.
+    public func observe(
+        _ chains: [AnyKeyPathChain<Self>],
+        options: ObservationOptions = [],
+        queue: CoalescingQueue = .main,
+        fileID: StaticString = #fileID,
+        line: UInt = #line,
+        _ callback: @escaping @Sendable (Self) -> Void
+    ) -> ObservationToken {
+        makeToken(
+            paths: chains.map { ObservedPath(steps: $0.steps) }, observer: nil, options: options, queue: queue,
+            site: CreationSite(fileID: fileID, line: line),
+            callback: .model(unsafeBitCast(callback, to: _ModelCallback.self)))
+    }
+
     /// Observes a dotted string key path, resolved at run time against property names.
     ///
     /// Components are `@Observed` property names, as declared. `*` stands for every

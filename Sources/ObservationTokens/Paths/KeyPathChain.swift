@@ -57,3 +57,21 @@ public struct KeyPathChain<Root: ObservableModel, Value>: @unchecked Sendable {
 
     var path: ObservedPath { ObservedPath(steps: steps) }
 }
+
+/// A ``KeyPathChain`` with its endpoint type erased, so that chains to different types can be
+/// observed by one token.
+///
+/// ```swift
+/// let token = cache.observe([
+///     AnyKeyPathChain(KeyPathChain(\UserCache.currentUser).then(\.address).then(\.zipCode)),
+///     AnyKeyPathChain(KeyPathChain(\UserCache.currentUser).then(\.name)),
+/// ]) { cache in … }   // one callback per tick, whichever path changed
+/// ```
+public struct AnyKeyPathChain<Root: ObservableModel>: Sendable {
+    let steps: [PathStep]
+
+    /// Erases the endpoint type of `chain`.
+    public init<Value>(_ chain: KeyPathChain<Root, Value>) {
+        steps = Array(chain.steps)
+    }
+}
