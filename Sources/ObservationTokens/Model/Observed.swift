@@ -37,6 +37,10 @@ public struct Observed<Value> {
     let serial: UInt64
 
     /// Creates the storage with an initial value.
+    ///
+    /// Inlinable, so that creating a model costs one relaxed atomic add per `@Observed`
+    /// property on top of a plain stored property.
+    @inlinable
     public init(wrappedValue: Value) {
         value = wrappedValue
         serial = _observedSerials.wrappingAdd(1, ordering: .relaxed).oldValue
