@@ -411,7 +411,6 @@ final class Subscription: Locked<SubscriptionState>, @unchecked Sendable {  // s
         withLock { $0.rememberedDescription = description }
     }
 
-    var edgeCount: Int { withLock { $0.edges.count } }
 }
 
 /// A token's callback with its types erased.
