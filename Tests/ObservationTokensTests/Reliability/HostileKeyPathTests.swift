@@ -206,9 +206,11 @@ private let node = "RelHostileNode"
 
     /// Given the cyclic graph; when a path of 10,000 `next` segments is observed, a node in the
     /// middle of it is replaced and the queue drains; then the path resolves with one edge per
-    /// segment, the replacement is delivered once, and moving the edges takes well under the
-    /// bound (a linear retarget takes ~0.1 s in a debug build; 5 s means something quadratic).
-    @Test func tenThousandSegmentPathResolvesAndRetargetsInBoundedTime() throws {
+    /// segment, the replacement is delivered once, and the test ends within its time limit (a
+    /// hang guard, not a performance figure: a linear retarget takes ~0.1 s in a debug build,
+    /// the quadratic one it replaced 19–45 s).
+    @Test(.timeLimit(.minutes(1)))
+    func tenThousandSegmentPathResolvesAndRetargetsInBoundedTime() throws {
         let graph = RelHostileGraph()
         defer { graph.breakCycles() }
         let queue = CoalescingQueue(target: .manual)
@@ -220,16 +222,12 @@ private let node = "RelHostileNode"
 
         let replacement = RelHostileNode()
         replacement.next = graph.a
-        let clock = ContinuousClock()
-        let elapsed = clock.measure {
-            graph.b.next = replacement  // c leaves the path; the walk now runs a → b → replacement → a …
-        }
+        graph.b.next = replacement  // c leaves the path; the walk now runs a → b → replacement → a …
         let delivered = queue.drain()
 
         #expect(token.isValid)
         #expect(delivered == 1)
         #expect(graph.c._edgeCount.load(ordering: .relaxed) == 0)
-        #expect(elapsed < .seconds(5), "retargeting \(count) edges took \(elapsed)")
         token.invalidate()
         replacement.next = nil
         #expect([graph.a, graph.b, graph.c, replacement].allSatisfy { $0._edgeCount.load(ordering: .relaxed) == 0 })
