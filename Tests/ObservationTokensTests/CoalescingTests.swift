@@ -521,4 +521,25 @@ import Testing
         #expect(weakPerson == nil)
         #expect(queue.drain() == 0)
     }
+
+    @Test func endingManyPendingTokensReleasesTheirObjectsWithoutADrain() {
+        // Given 100 objects, each with one token and a pending delivery
+        let queue = CoalescingQueue(target: .manual)
+        var people: [CorePerson] = (0..<100).map { _ in CorePerson() }
+        var tokens = people.map { $0.observe(\.age, queue: queue) { _ in } }
+        for person in people { person.age = 1 }
+        #expect(queue.pendingCount == 100)
+        weak let first = people.first
+        weak let last = people.last
+        people = []
+
+        // When every token ends before the queue drains
+        tokens.removeAll()
+
+        // Then the deliveries are gone and the objects they kept alive are freed
+        #expect(queue.pendingCount == 0)
+        #expect(first == nil)
+        #expect(last == nil)
+        #expect(queue.drain() == 0)
+    }
 }

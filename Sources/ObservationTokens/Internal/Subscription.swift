@@ -33,6 +33,10 @@ final class Subscription: Locked<SubscriptionState>, @unchecked Sendable {  // s
     /// `schedule()` has none yet, so setters keep offering it until a real change records one.
     let hasOldValue = Atomic<Bool>(false)
 
+    /// Set once, when the subscription ends; lets the queue sweep ended deliveries without
+    /// taking each subscription's lock.
+    let hasEnded = Atomic<Bool>(false)
+
     // Written once in init, read outside the lock: loading a weak reference creates a strong
     // one, and its release must never happen under a lock (it may run a deinit).
     private weak var weakRoot: ObservableModel?
@@ -199,6 +203,7 @@ final class Subscription: Locked<SubscriptionState>, @unchecked Sendable {  // s
         let taken = withLock { state -> EndedState? in
             guard state.isActive else { return nil }
             state.isActive = false
+            hasEnded.store(true, ordering: .releasing)
             defer {
                 state.edges = SmallArray()
                 state.callback = nil
@@ -210,8 +215,9 @@ final class Subscription: Locked<SubscriptionState>, @unchecked Sendable {  // s
                 lastEndpoints: state.lastEndpoints)
         }
         guard let taken else { return }
-        // A pending delivery leaves the queue now, with the root it kept alive.
-        if pending.load(ordering: .acquiring) { queue.remove(self) }
+        // A pending delivery leaves the queue (soon, for many at once), with the root it kept
+        // alive.
+        if pending.load(ordering: .acquiring) { queue.subscriptionDidEnd() }
         var hooks = ObservationStateHooks()
         for edge in taken.edges {
             edge.registry.detach(serial: edge.serial, slot: edge.slot, hooks: &hooks)
