@@ -157,6 +157,22 @@ public final class CoalescingQueue: Sendable {
         }
     }
 
+    /// Enqueues subscriptions a set made pending that are all rooted at the changed object
+    /// (single-property tokens on it). The usual case, one queue for all, enqueues the array as
+    /// it is, as one item that retains the root once.
+    static func enqueue(_ subscriptions: [Subscription], root: ObservableModel) {
+        let queue = subscriptions[0].queue
+        guard subscriptions.allSatisfy({ $0.queue === queue }) else {
+            enqueue(subscriptions, changedObject: root)
+            return
+        }
+        let schedule = queue.state.withLock { state in
+            state.append(.deliveries(subscriptions, root))
+            return queue.markScheduledIfNeeded(&state)
+        }
+        if schedule { queue.scheduleDrain() }
+    }
+
     /// Called when a subscription with a pending delivery ends. Its delivery would be skipped
     /// anyway; what matters is letting go of the subscription and the object the delivery
     /// keeps alive. Ended deliveries are swept out together, once they are at least half of
@@ -248,7 +264,7 @@ private struct QueueState {
                 kept.append(item)
                 continue
             }
-            let live = subscriptions.filter { !$0.hasEnded.load(ordering: .acquiring) }
+            let live = subscriptions.filter(\.isActive)
             if live.count < subscriptions.count { removed.append(item) }
             if !live.isEmpty {
                 kept.append(.deliveries(live, root))

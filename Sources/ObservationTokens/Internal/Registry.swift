@@ -6,6 +6,8 @@
 /// which have no token to own them.
 final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is guarded by Locked
     let ownerID: ObjectIdentifier
+    /// The owner's dynamic type, for descriptions after it is gone.
+    let ownerType: ObservableModel.Type
     /// Whether the owner adopts `ObservationStateObserving`; checked once, at creation.
     let reportsObservationState: Bool
 
@@ -16,13 +18,18 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
     /// moment, and a release under our lock would run the owner's deinit, which takes it.
     private let owner: Unmanaged<ObservableModel>
 
-    /// For hooks, loaded outside every lock.
+    /// For hooks and subscriptions, loaded outside every lock.
     private(set) weak var weakOwner: ObservableModel?
+
+    /// The owner without reference counting, for whoever keeps it alive otherwise (a queued
+    /// delivery retains its root).
+    var unretainedOwner: Unmanaged<ObservableModel> { owner }
 
     init(owner: ObservableModel) {
         self.owner = .passUnretained(owner)
         self.weakOwner = owner
         ownerID = ObjectIdentifier(owner)
+        ownerType = type(of: owner)
         reportsObservationState = owner is any ObservationStateObserving
         super.init(state: RegistryState())
     }
@@ -37,15 +44,41 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
     ) -> Int? {
         let result = withLock { state -> (slot: Int, transition: Bool)? in
             guard !state.isDead else { return nil }
-            let index = state.index(of: serial)
-            let wasObserved = state.isObserved(propertyAt: index)
-            let slot = state.properties[index].members.insert(subscription, payload: isLeaf)
-            owner._edgeCount.add(1, ordering: .relaxed)  // the caller's strong reference, not ours
-            return (slot, !wasObserved)
+            return insert(subscription, serial: serial, isLeaf: isLeaf, owner: owner, into: &state)
         }
         guard let result else { return nil }
         if result.transition { hooks.append(registry: self, serial: serial, isObserved: true) }
         return result.slot
+    }
+
+    /// Attaches a single-property subscription through a key path resolved on this object
+    /// before: the lookup and the insert under one lock. Returns nil if the key path is not
+    /// known yet (or the owner has deinitialized); the caller resolves it and uses `attach`.
+    func attach(
+        _ subscription: Subscription, keyPath: AnyKeyPath, owner: ObservableModel, hooks: inout ObservationStateHooks
+    ) -> (serial: UInt64, slot: Int)? {
+        let result = withLock { state -> (serial: UInt64, slot: Int, transition: Bool)? in
+            guard !state.isDead, let serial = state.resolvedKeys.first(where: { $0.keyPath === keyPath })?.serial
+            else { return nil }
+            let (slot, transition) = insert(subscription, serial: serial, isLeaf: true, owner: owner, into: &state)
+            return (serial, slot, transition)
+        }
+        guard let result else { return nil }
+        if result.transition { hooks.append(registry: self, serial: result.serial, isObserved: true) }
+        return (result.serial, result.slot)
+    }
+
+    /// Under the lock. Whether the property became observed is worked out only for owners that
+    /// want to hear about it (it scans for `*` observers).
+    private func insert(
+        _ subscription: Subscription, serial: UInt64, isLeaf: Bool, owner: ObservableModel,
+        into state: inout RegistryState
+    ) -> (slot: Int, transition: Bool) {
+        let index = state.index(of: serial)
+        let wasObserved = reportsObservationState && state.isObserved(propertyAt: index)
+        let slot = state.properties[index].members.insert(subscription, flag: isLeaf)
+        owner._edgeCount.add(1, ordering: .relaxed)  // the caller's strong reference, not ours
+        return (slot, reportsObservationState && !wasObserved)
     }
 
     /// Removes an edge added by `attach`. A no-op once the owner has deinitialized.
@@ -58,11 +91,8 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
             state.properties[index].members.remove(at: slot)
             guard state.properties[index].members.count < before else { return false }
             _ = self.owner._withUnsafeGuaranteedRef { $0._edgeCount.subtract(1, ordering: .relaxed) }
-            let nowObserved = state.isObserved(propertyAt: index)
-            if state.properties[index].members.isEmpty {
-                state.properties.remove(at: index)
-            }
-            return !nowObserved
+            // An entry left empty stays, with its (small) table, for the property's next observer.
+            return !(!reportsObservationState || state.isObserved(propertyAt: index))
         }
         if transition { hooks.append(registry: self, serial: serial, isObserved: false) }
     }
@@ -71,12 +101,14 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
 
     /// The slow path of a setter: tell every subscription on `serial` (and on `*`).
     ///
-    /// The value really changed (the setter compared already). Under the lock, a leaf
-    /// subscription that is already pending costs one atomic compare-exchange and nothing
-    /// else: no allocation, no reference counting. Subscriptions that need more (immediate
-    /// mode, or a path running through this property) are handled after unlocking.
+    /// The value really changed (the setter compared already). Under the lock, a plain
+    /// subscription (see `Subscription.isPlain`) costs one atomic operation, plus a retain if
+    /// it was not pending yet; a leaf subscription that is already pending costs one atomic
+    /// operation and nothing else. Subscriptions that need more (old values, immediate mode, or
+    /// a path running through this property) are handled after unlocking.
     func propertyDidChange(owner: ObservableModel, serial: UInt64, oldValue: () -> Any) {
         // Optional arrays: the common case allocates nothing and releases nothing.
+        var plain: [Subscription]?
         var candidates: [Subscription]?
         var needsWork: [(subscription: Subscription, isLeaf: Bool)]?
         withLock { state in
@@ -85,13 +117,20 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
                 for index in properties.indices
                 where properties[index].serial == serial || properties[index].serial == PathStep.wildcardSerial {
                     properties[index].members.forEachUnretained { member, isLeaf in
-                        // The common case, a leaf subscription already pending, touches no
-                        // reference count.
-                        let isSettled = member._withUnsafeGuaranteedRef { subscription in
-                            isLeaf && !subscription.isImmediate && subscription.isStillPending()
-                                && !subscription.needsOldValue
+                        // The common cases touch no reference count: a plain subscription that
+                        // was pending already, and any leaf subscription pending already.
+                        let route = member._withUnsafeGuaranteedRef { subscription -> Route in
+                            if subscription.isPlain { return subscription.markPending() ? .enqueue : .settled }
+                            return isLeaf && !subscription.isImmediate && subscription.isStillPending()
+                                && !subscription.needsOldValue ? .settled : .slowPath
                         }
-                        if isSettled { return }
+                        switch route {
+                        case .settled: return
+                        case .enqueue:
+                            plain.append(member.takeUnretainedValue(), default: [])
+                            return
+                        case .slowPath: break
+                        }
                         let subscription = member.takeUnretainedValue()
                         if subscription.isImmediate || !isLeaf {
                             needsWork.append((subscription, isLeaf), default: [])
@@ -102,6 +141,8 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
                 }
             }
         }
+        // Plain subscriptions are single-property tokens on this property: rooted here.
+        if let plain { CoalescingQueue.enqueue(plain, root: owner) }
         guard candidates != nil || needsWork != nil else { return }
         if var candidates {
             for subscription in candidates {
@@ -121,6 +162,15 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
         }
     }
 
+    private enum Route {
+        case settled, enqueue, slowPath
+    }
+
+    /// The name of a property of the deinitialized owner, if tokens rooted here were alive then.
+    func rememberedName(ofSerial serial: UInt64) -> String? {
+        withLock { state in state.namesAfterDeinit.first { $0.serial == serial }?.name }
+    }
+
     /// Subscriptions on `serial`, for manual triggers and introspection.
     func observerCount(ofSerial serial: UInt64) -> Int {
         withLock { state in
@@ -133,7 +183,7 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
 
     /// Serials with at least one observer (`wildcardSerial` for `*`).
     var observedSerials: [UInt64] {
-        withLock { state in state.properties.map(\.serial) }
+        withLock { state in state.properties.filter { !$0.members.isEmpty }.map(\.serial) }
     }
 
     // MARK: Key path cache
@@ -190,7 +240,7 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
             state.isDead = true
             var members: [Subscription] = []
             for index in state.properties.indices {
-                members.append(contentsOf: state.properties[index].members.removeAll().map(\.0))
+                members.append(contentsOf: state.properties[index].members.removeAll())
             }
             state.properties = []
             defer { state.retained = [] }
@@ -199,8 +249,13 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
         var seen = Set<ObjectIdentifier>()
         var table: PropertyTable?
         for subscription in members + retained where seen.insert(ObjectIdentifier(subscription)).inserted {
-            if subscription.rootID == ownerID {
-                if table == nil { table = PropertyTable(owner) }
+            if subscription.rootRegistry === self {
+                if table == nil {
+                    table = PropertyTable(owner)
+                    // Tokens rooted here describe themselves by these names from now on.
+                    let names = table!.entries.map { ($0.storage.serial, $0.name) }
+                    withLock { state in state.namesAfterDeinit = names }
+                }
                 subscription.rememberDescription(root: owner, table: table!)
             }
             subscription.objectDidDeinit(ownerID)
@@ -212,12 +267,14 @@ struct RegistryState {
     struct PropertyObservers {
         let serial: UInt64
         /// Subscriptions, each with whether the edge is a path's leaf.
-        var members = WeakSet<Subscription, Bool>()
+        var members = WeakSet<Subscription>()
     }
 
     var properties: [PropertyObservers] = []
     var retained: [Subscription] = []
     var isDead = false
+    /// Property names read in the owner's deinit, for the descriptions of tokens rooted there.
+    var namesAfterDeinit: [(serial: UInt64, name: String)] = []
     var resolvedKeys: [(keyPath: AnyKeyPath, serial: UInt64)] = []
 
     static let resolvedKeyLimit = 16

@@ -7,51 +7,75 @@ import Synchronization
 /// reference subscriptions unretained (see `WeakSet`); the coalescing queue retains a
 /// subscription only while a delivery is pending.
 ///
-/// Locking rule: the subscription lock may be held while taking a registry lock, never the
-/// other way round; no user code and no release of a user object happens under either.
-final class Subscription: Locked<SubscriptionState>, @unchecked Sendable {  // state is guarded by Locked
+/// A plain single-property token has no lock of its own: one atomic word, `flags`, holds
+/// whether a delivery is pending, whether the subscription ended, and how many deliveries are
+/// running. Everything else (a path's edges, old values, remembered endpoints) lives in
+/// `SubscriptionExtras`, under its lock, allocated only for the tokens that need it.
+///
+/// The callback is released by whoever sees the subscription ended with no delivery running:
+/// `end()` itself, or else the last delivery to finish. So a callback never runs after `end()`
+/// returns (unless it had already started on another thread), and the closure is released as
+/// soon as nothing runs it.
+///
+/// Locking rule: the extras' lock may be held while taking a registry lock, never the other
+/// way round; no user code and no release of a user object happens under either.
+final class Subscription: @unchecked Sendable {  // see the rules above
     typealias Callback = _TokenCallback
 
+    /// What a subscription watches.
+    enum Target {
+        /// One typed key path on the root: a single edge, on the root, never retargeted. Its
+        /// serial and slot are kept inline.
+        case property
+        /// Everything else: several paths, paths through other objects, names, `*`.
+        case paths([ObservedPath])
+    }
+
+    /// Bits of `flags`.
+    private enum Flag {
+        static let pending: UInt32 = 1 << 0
+        /// Change tokens: this tick's old value is recorded.
+        static let hasOldValue: UInt32 = 1 << 1
+        static let ended: UInt32 = 1 << 2
+        /// Deliveries running count in the bits from here up.
+        static let delivering: UInt32 = 1 << 8
+    }
+
     let queue: CoalescingQueue
-    let options: ObservationOptions
-    let paths: SmallArray<ObservedPath>
-    let rootID: ObjectIdentifier
-    let rootType: ObservableModel.Type
+    /// The root's registry, which also stands for the root: its ID, type, a weak reference, and
+    /// an unretained one for queued deliveries (which keep the root alive).
+    let rootRegistry: Registry
+    /// Present for `.paths` targets and change tokens.
+    let extras: SubscriptionExtras?
+    private weak var weakObserver: AnyObject?
+    /// The drain that last delivered this subscription. Only drains of `queue` touch it, and
+    /// they never overlap.
+    @exclusivity(unchecked) private var firedInDrain: UInt64 = 0
+    /// `.property` targets: the edge's serial and slot in the root's registry, written by
+    /// `start` before the token is handed out (slot -1: not attached) and read by `end()`.
+    @exclusivity(unchecked) private var propertySerial: UInt64 = 0
     let site: CreationSite
+    /// Read only by a running delivery; set to nil once, by whoever releases it (see the type's
+    /// discussion). Declared before the one-byte fields, which fill its tail (17 bytes).
+    @exclusivity(unchecked) private var callback: Callback?
+    let isImmediate: Bool
+    let wantsEndpoints: Bool
+    private let isInitial: Bool
     /// Whether a live observer is required for delivery (the `observer:` variants).
     let hasObserver: Bool
-    let observerID: ObjectIdentifier?
     /// Whether the setter should hand over the old value (single-property change tokens).
     let wantsOldValue: Bool
-
-    /// Set from a setter's first change until delivery. An atomic read-modify-write on both
-    /// sides orders the setter's store of the value before the drain's read of it, so the last
-    /// change of a tick is never skipped as "already pending".
-    let pending = Atomic<Bool>(false)
-
-    /// For change tokens: whether this tick's old value is recorded. A token made pending by
-    /// `schedule()` has none yet, so setters keep offering it until a real change records one.
-    let hasOldValue = Atomic<Bool>(false)
-
-    /// Set once, when the subscription ends; lets the queue sweep ended deliveries without
-    /// taking each subscription's lock.
-    let hasEnded = Atomic<Bool>(false)
-
-    // Written once in init, read outside the lock: loading a weak reference creates a strong
-    // one, and its release must never happen under a lock (it may run a deinit).
-    private weak var weakRoot: ObservableModel?
-
-    /// The root without reference counting, for deliveries from the queue only: each queued
-    /// delivery retains its root until it has run, so the object is alive whenever this is
-    /// used. (Observed objects have weak references, hence a side table, which makes each
-    /// retain and release several times dearer.)
-    private let queuedRoot: Unmanaged<ObservableModel>
-    private weak var weakObserver: AnyObject?
+    /// A single-property token delivered through the queue without old values: a setter makes
+    /// it pending under the registry lock with one atomic operation, and nothing else.
+    let isPlain: Bool
+    private let isProperty: Bool
+    @exclusivity(unchecked) private var propertySlot: Int32 = -1
+    let flags = Atomic<UInt32>(0)
 
     init(
         root: ObservableModel,
         observer: AnyObject?,
-        paths: SmallArray<ObservedPath>,
+        target: Target,
         options: ObservationOptions,
         queue: CoalescingQueue,
         wantsOldValue: Bool,
@@ -59,50 +83,94 @@ final class Subscription: Locked<SubscriptionState>, @unchecked Sendable {  // s
         callback: Callback
     ) {
         self.queue = queue
-        self.options = options
-        self.paths = paths
-        self.rootID = ObjectIdentifier(root)
-        self.rootType = type(of: root)
-        self.site = site
-        self.hasObserver = observer != nil
-        self.observerID = observer.map(ObjectIdentifier.init)
-        self.wantsOldValue = wantsOldValue
-        self.weakRoot = root
-        self.queuedRoot = .passUnretained(root)
+        self.rootRegistry = root.registry
+        self.callback = callback
         self.weakObserver = observer
-        super.init(state: SubscriptionState(callback: callback))
-        LiveCounters.subscriptions.add(1, ordering: .relaxed)
+        self.site = site
+        isImmediate = options.contains(.immediate)
+        wantsEndpoints = options.contains(.endpointChanges)
+        isInitial = options.contains(.initial)
+        hasObserver = observer != nil
+        self.wantsOldValue = wantsOldValue
+        switch target {
+        case .property:
+            isProperty = true
+            extras = wantsOldValue || wantsEndpoints ? SubscriptionExtras(paths: []) : nil
+        case .paths(let paths):
+            isProperty = false
+            extras = SubscriptionExtras(paths: paths)
+        }
+        isPlain = isProperty && !isImmediate && !wantsOldValue && !wantsEndpoints
+        #if DEBUG
+            LiveCounters.subscriptions.add(1, ordering: .relaxed)
+        #endif
     }
 
-    deinit {
-        LiveCounters.subscriptions.subtract(1, ordering: .relaxed)
+    #if DEBUG
+        deinit {
+            LiveCounters.subscriptions.subtract(1, ordering: .relaxed)
+        }
+    #endif
+
+    var options: ObservationOptions {
+        var options: ObservationOptions = []
+        if isInitial { options.insert(.initial) }
+        if isImmediate { options.insert(.immediate) }
+        if wantsEndpoints { options.insert(.endpointChanges) }
+        return options
     }
 
-    var isImmediate: Bool { options.contains(.immediate) }
-    var rootTypeName: String { String(describing: rootType) }
-    var isActive: Bool { withLock { $0.isActive } }
-    var root: ObservableModel? { weakRoot }
+    var rootID: ObjectIdentifier { rootRegistry.ownerID }
+    var rootTypeName: String { String(describing: rootRegistry.ownerType) }
+    var isActive: Bool { flags.load(ordering: .acquiring) & Flag.ended == 0 }
+    var root: ObservableModel? { rootRegistry.weakOwner }
     var observer: AnyObject? { weakObserver }
+    /// The observer's identity while it is alive (a dead one can't be asked about).
+    var observerID: ObjectIdentifier? { weakObserver.map(ObjectIdentifier.init) }
 
     /// True when an observer was given and is gone.
     var observerIsGone: Bool { hasObserver && weakObserver == nil }
 
+    /// The observed paths of a `.paths` target.
+    var paths: [ObservedPath] { extras?.paths ?? [] }
+
     // MARK: Attaching
 
-    /// Attaches the initial edges. Returns false (and ends) when a path's first step does not
-    /// name an `@Observed` property of the root.
+    /// Attaches a `.property` target's edge through `key`. Returns false (and ends) when the key
+    /// path does not name an `@Observed` property of the root.
+    func start(root: ObservableModel, key: TypedKey) -> Bool {
+        var hooks = ObservationStateHooks()
+        // Known key path (the usual case): resolved and attached under one lock.
+        var attached = rootRegistry.attach(self, keyPath: key.keyPath, owner: root, hooks: &hooks)
+        if attached == nil, let serial = PathStep.key(key).resolveSerial(on: root),
+            let slot = rootRegistry.attach(self, serial: serial, isLeaf: true, owner: root, hooks: &hooks)
+        {
+            attached = (serial, slot)
+        }
+        guard let attached else {
+            end()
+            return false
+        }
+        propertySerial = attached.serial
+        propertySlot = Int32(attached.slot)
+        hooks.run()
+        return true
+    }
+
+    /// Attaches a `.paths` target's initial edges. Returns false (and ends) when a path's first
+    /// step does not name an `@Observed` property of the root.
     func start(root: ObservableModel) -> Bool {
         var edges = SmallArray<ObservedPath.EdgeKey>()
         var endpoints: [ObservedPath.Endpoint] = []
         for path in paths {
-            let needsEndpoint = options.contains(.endpointChanges)
-            guard let endpoint = path.walk(from: root, into: &edges, needsEndpoint: needsEndpoint) else {
+            guard let endpoint = path.walk(from: root, into: &edges, needsEndpoint: wantsEndpoints) else {
                 end()
                 return false
             }
-            if options.contains(.endpointChanges) { endpoints.append(endpoint) }
+            if wantsEndpoints { endpoints.append(endpoint) }
         }
-        let hooks = withLock { state in
+        guard let extras else { return false }
+        let hooks = extras.withLock { state in
             if !endpoints.isEmpty { state.lastEndpoints = endpoints.map(StoredEndpoint.init) }
             return apply(edges, to: &state)
         }
@@ -116,28 +184,29 @@ final class Subscription: Locked<SubscriptionState>, @unchecked Sendable {  // s
     /// release may deinit them). A walk that started before a newer one is dropped: the newer
     /// walk saw a later state.
     func retarget(walks: inout WalkMemo) {
-        guard let root = weakRoot else { return }
-        let generation = withLock { state -> UInt64? in
-            guard state.isActive else { return nil }
+        guard !isProperty, let extras, let root = rootRegistry.weakOwner else { return }
+        let generation = extras.withLock { state -> UInt64? in
+            guard isActive else { return nil }
             state.walkGeneration &+= 1
             return state.walkGeneration
         }
         guard let generation else { return }
-        let edges = walks.edges(for: paths, from: root)
-        let hooks = withLock { state -> ObservationStateHooks in
-            guard state.isActive, state.walkGeneration == generation else { return ObservationStateHooks() }
+        let edges = walks.edges(for: extras.paths, from: root)
+        let hooks = extras.withLock { state -> ObservationStateHooks in
+            guard isActive, state.walkGeneration == generation else { return ObservationStateHooks() }
             return apply(edges, to: &state)
         }
         hooks.run()
         withExtendedLifetime(edges) {}
     }
 
-    /// Makes `state.edges` match `keys`, keeping edges that are already in place.
-    private func apply(_ keys: SmallArray<ObservedPath.EdgeKey>, to state: inout SubscriptionState)
+    /// Makes `state.edges` match `keys`, keeping edges that are already in place. Under the
+    /// extras' lock.
+    private func apply(_ keys: SmallArray<ObservedPath.EdgeKey>, to extras: inout SubscriptionExtras.State)
         -> ObservationStateHooks
     {
         var hooks = ObservationStateHooks()
-        if state.edges.isEmpty {
+        if extras.edges.isEmpty {
             // First attach: nothing to keep or detach.
             var next = SmallArray<Edge>()
             for key in keys {
@@ -148,7 +217,7 @@ final class Subscription: Locked<SubscriptionState>, @unchecked Sendable {  // s
                     next.append(Edge(registry: registry, serial: key.serial, slot: slot, isLeaf: key.isLeaf))
                 }
             }
-            state.edges = next
+            extras.edges = next
             return hooks
         }
         // Keep the edges that are already in place (matched by registry, property and role),
@@ -156,8 +225,8 @@ final class Subscription: Locked<SubscriptionState>, @unchecked Sendable {  // s
         // retargeting stays linear; short ones, the usual case, by a scan, which is cheaper.
         var next = SmallArray<Edge>()
         next.reserveCapacity(keys.count)
-        if state.edges.count <= 8 {
-            var remaining = Array(state.edges)
+        if extras.edges.count <= 8 {
+            var remaining = Array(extras.edges)
             for key in keys {
                 let registry = key.object.registry
                 if let index = remaining.firstIndex(where: {
@@ -173,7 +242,7 @@ final class Subscription: Locked<SubscriptionState>, @unchecked Sendable {  // s
             for edge in remaining { edge.registry.detach(serial: edge.serial, slot: edge.slot, hooks: &hooks) }
         } else {
             var remaining: [EdgeID: [Edge]] = [:]
-            for edge in state.edges {
+            for edge in extras.edges {
                 remaining[EdgeID(edge.registry, edge.serial, edge.isLeaf), default: []].append(edge)
             }
             for key in keys {
@@ -190,48 +259,35 @@ final class Subscription: Locked<SubscriptionState>, @unchecked Sendable {  // s
                 for edge in edges { edge.registry.detach(serial: edge.serial, slot: edge.slot, hooks: &hooks) }
             }
         }
-        state.edges = next
+        extras.edges = next
         return hooks
     }
 
     // MARK: Ending
 
-    /// Ends the observation: no callback runs after this returns (except one already running
-    /// on another thread), the closure is released, and every edge is detached.
-    /// Idempotent and safe from any thread.
+    /// Ends the observation: no callback starts after this returns, the closure is released
+    /// (by the running delivery, if one is running on another thread), and every edge is
+    /// detached. Idempotent and safe from any thread.
     func end() {
-        let taken = withLock { state -> EndedState? in
-            guard state.isActive else { return nil }
-            state.isActive = false
-            hasEnded.store(true, ordering: .releasing)
-            defer {
-                state.edges = SmallArray()
-                state.callback = nil
-                state.oldValue = nil
-                state.lastEndpoints = []
-            }
-            return EndedState(
-                edges: state.edges, callback: state.callback, oldValue: state.oldValue,
-                lastEndpoints: state.lastEndpoints)
-        }
-        guard let taken else { return }
+        let before = flags.bitwiseOr(Flag.ended, ordering: .acquiringAndReleasing).oldValue
+        guard before & Flag.ended == 0 else { return }
         // A pending delivery leaves the queue (soon, for many at once), with the root it kept
         // alive.
-        if pending.load(ordering: .acquiring) { queue.subscriptionDidEnd() }
+        if before & Flag.pending != 0 { queue.subscriptionDidEnd() }
         var hooks = ObservationStateHooks()
-        for edge in taken.edges {
+        if isProperty, propertySlot >= 0 {
+            // The edge was set before the token was handed out and never changes.
+            rootRegistry.detach(serial: propertySerial, slot: Int(propertySlot), hooks: &hooks)
+        }
+        let taken = extras?.takeEnded()
+        for edge in taken?.edges ?? SmallArray() {
             edge.registry.detach(serial: edge.serial, slot: edge.slot, hooks: &hooks)
         }
+        if before >> 8 == 0 { callback = nil }  // no delivery running: release the closure now
         hooks.run()
-        // `taken` (closure, old value, endpoints: user values) is released here, outside every
-        // lock: a release may run a deinit, which may take these locks again.
-    }
-
-    private struct EndedState {
-        let edges: SmallArray<Edge>
-        let callback: Callback?
-        let oldValue: Any?
-        let lastEndpoints: [StoredEndpoint]
+        // `taken` (old value, endpoints: user values) is released here, outside every lock: a
+        // release may run a deinit, which may take these locks again.
+        withExtendedLifetime(taken) {}
     }
 
     /// Called by a registry whose object deinitialized while this subscription had edges there.
@@ -269,14 +325,14 @@ final class Subscription: Locked<SubscriptionState>, @unchecked Sendable {  // s
     /// either that delivery sees the new value or this returns false and the setter re-queues.
     @inline(__always)
     func isStillPending() -> Bool {
-        pending.compareExchange(expected: true, desired: true, ordering: .acquiringAndReleasing).exchanged
+        flags.bitwiseOr(0, ordering: .acquiringAndReleasing).oldValue & Flag.pending != 0
     }
 
     /// Marks the subscription pending. Returns true when it was not pending before, which makes
-    /// the caller responsible for enqueueing it.
+    /// the caller responsible for enqueueing it. Like `isStillPending`, a read-modify-write.
     @inline(__always)
     func markPending() -> Bool {
-        !pending.exchange(true, ordering: .acquiringAndReleasing)
+        flags.bitwiseOr(Flag.pending, ordering: .acquiringAndReleasing).oldValue & Flag.pending == 0
     }
 
     /// Whether `object` is this subscription's root.
@@ -287,15 +343,22 @@ final class Subscription: Locked<SubscriptionState>, @unchecked Sendable {  // s
 
     /// Keeps `oldValue` as this tick's old value unless one is recorded already.
     func recordOldValue(_ oldValue: () -> Any?) {
-        guard wantsOldValue, !hasOldValue.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        guard wantsOldValue, flags.bitwiseOr(Flag.hasOldValue, ordering: .acquiringAndReleasing).oldValue
+            & Flag.hasOldValue == 0
+        else { return }
+        guard let extras else { return }
         let value = oldValue()
-        withLock { state in state.oldValue = value }
+        let replaced = extras.withLock { state in
+            defer { state.oldValue = value }
+            return state.oldValue
+        }
+        withExtendedLifetime(replaced) {}  // released outside the lock
     }
 
     /// Whether a setter must still call this pending subscription: only for its old value.
     @inline(__always)
     var needsOldValue: Bool {
-        wantsOldValue && !hasOldValue.load(ordering: .acquiring)
+        wantsOldValue && flags.load(ordering: .acquiring) & Flag.hasOldValue == 0
     }
 
     /// A property this subscription watches changed (or a path object vanished).
@@ -304,7 +367,9 @@ final class Subscription: Locked<SubscriptionState>, @unchecked Sendable {  // s
             deliverNow(oldValue: oldValue(), isChange: true)
         } else if markPending() {
             if changedObject != nil { recordOldValue(oldValue) }
-            guard let root = changedObject.flatMap({ isRoot($0) ? $0 : nil }) ?? weakRoot else { return }
+            guard let root = changedObject.flatMap({ isRoot($0) ? $0 : nil }) ?? rootRegistry.weakOwner else {
+                return
+            }
             queue.enqueue(self, retaining: root)
         } else if needsOldValue, changedObject != nil {
             recordOldValue(oldValue)
@@ -320,26 +385,49 @@ final class Subscription: Locked<SubscriptionState>, @unchecked Sendable {  // s
         case deferred
     }
 
+    /// Counts a delivery in, unless the subscription ended (or, when `clearing` includes
+    /// `Flag.pending`, is no longer pending); clears the bits in `clearing`.
+    @inline(__always)
+    private func beginDelivery(clearing: UInt32) -> Bool {
+        var current = flags.load(ordering: .relaxed)
+        while true {
+            if current & Flag.ended != 0 { return false }
+            if clearing & Flag.pending != 0, current & Flag.pending == 0 { return false }
+            let (exchanged, original) = flags.compareExchange(
+                expected: current, desired: (current & ~clearing) &+ Flag.delivering,
+                ordering: .acquiringAndReleasing)
+            if exchanged { return true }
+            current = original
+        }
+    }
+
+    /// Counts a delivery out; the last one out after `end()` releases the closure.
+    @inline(__always)
+    private func finishDelivery() {
+        let before = flags.wrappingSubtract(Flag.delivering, ordering: .acquiringAndReleasing).oldValue
+        if before & Flag.ended != 0, before >> 8 == 1 { callback = nil }
+    }
+
     /// Delivers one pending change from a drain of `queue`, which keeps the root alive.
     func deliver(drainID: UInt64) -> Outcome {
-        // Change tokens take their old value along; the common case has none to move.
+        if flags.load(ordering: .acquiring) & Flag.ended != 0 { return .skipped }
+        if firedInDrain == drainID { return .deferred }
         var oldValue: Any?
-        var callback = Invocation()
-        let outcome = withLock { state -> Outcome in
-            guard state.isActive else { return .skipped }
-            if state.firedInDrain == drainID { return .deferred }
-            guard pending.exchange(false, ordering: .acquiringAndReleasing) else { return .skipped }
-            state.firedInDrain = drainID
-            callback.take(state.callback)
-            if wantsOldValue {
+        if wantsOldValue, let extras {
+            // Clearing the old value and the pending flag together, under the lock that guards
+            // the old value, so a setter either joins this delivery or records a fresh one.
+            let began = extras.withLock { state -> Bool in
+                guard beginDelivery(clearing: Flag.pending | Flag.hasOldValue) else { return false }
                 oldValue = state.oldValue.take()
-                hasOldValue.store(false, ordering: .releasing)
+                return true
             }
-            return .delivered
+            guard began else { return .skipped }
+        } else {
+            guard beginDelivery(clearing: Flag.pending) else { return .skipped }
         }
-        guard case .delivered = outcome else { return outcome }
-        // The observer must be alive; otherwise the token ends (outside the lock: a release
-        // here may deinit user objects).
+        firedInDrain = drainID
+        defer { finishDelivery() }
+        // The observer must be alive; otherwise the token ends.
         var observer: AnyObject?
         if hasObserver {
             observer = weakObserver
@@ -348,12 +436,12 @@ final class Subscription: Locked<SubscriptionState>, @unchecked Sendable {  // s
                 return .skipped
             }
         }
-        return queuedRoot._withUnsafeGuaranteedRef { root in
-            if options.contains(.endpointChanges) {
+        return rootRegistry.unretainedOwner._withUnsafeGuaranteedRef { root in
+            if wantsEndpoints {
                 // Comparing endpoints runs user `==`; an invalidate() during it must still win.
                 guard endpointChanged(root: root), isActive else { return .skipped }
             }
-            callback.call(observer: observer, root: root, oldValue: oldValue)
+            call(observer: observer, root: root, oldValue: oldValue)
             return .delivered
         }
     }
@@ -363,37 +451,50 @@ final class Subscription: Locked<SubscriptionState>, @unchecked Sendable {  // s
     /// deliver even when `.endpointChanges` would see no change.
     @discardableResult
     func deliverNow(oldValue: Any?, isChange: Bool) -> Bool {
-        let root = weakRoot
+        guard let root = rootRegistry.weakOwner else { return false }
         let observer = weakObserver
-        var callback = Invocation()
-        let isActive = withLock { state in
-            if state.isActive { callback.take(state.callback) }
-            return state.isActive
-        }
-        guard isActive, let root else { return false }
+        guard beginDelivery(clearing: 0) else { return false }
+        defer { finishDelivery() }
         guard !hasObserver || observer != nil else {
             end()
             return false
         }
-        if isChange, options.contains(.endpointChanges) {
+        if isChange, wantsEndpoints {
             guard endpointChanged(root: root), isActive else { return false }
         }
-        callback.call(observer: observer, root: root, oldValue: oldValue)
+        call(observer: observer, root: root, oldValue: oldValue)
         return true
+    }
+
+    /// Calls the callback. Only between `beginDelivery` and `finishDelivery`, which keep
+    /// `callback` from being released.
+    @inline(__always)
+    private func call(observer: AnyObject?, root: ObservableModel, oldValue: Any?) {
+        switch callback {
+        case .model(let function):
+            function(root)
+        case .observerAndModel(let function):
+            if let observer { function(observer, root) }
+        case .general(let function):
+            function(observer, root, oldValue)
+        case nil:
+            break
+        }
     }
 
     /// Queues one delivery in this tick without any change.
     func schedule() {
-        guard isActive, let root = weakRoot, markPending() else { return }
+        guard isActive, let root = rootRegistry.weakOwner, markPending() else { return }
         queue.enqueue(self, retaining: root)
     }
 
     /// With `.endpointChanges`, whether any path's endpoint differs from the last one seen.
     /// Paths through a `*` have no single endpoint and always count as changed.
     private func endpointChanged(root: ObservableModel) -> Bool {
-        guard options.contains(.endpointChanges) else { return true }
+        guard wantsEndpoints, let extras else { return true }
+        let paths = extras.paths
         let now = paths.map { StoredEndpoint($0.endpoint(from: root)) }
-        let previous = withLock { state in
+        let previous = extras.withLock { state in
             defer { state.lastEndpoints = now }
             return state.lastEndpoints
         }
@@ -403,20 +504,36 @@ final class Subscription: Locked<SubscriptionState>, @unchecked Sendable {  // s
 
     // MARK: Introspection
 
+    /// Whether this subscription watches one of `serials` of its root directly (a path's first
+    /// step), for `stopTelling(_:about:)`.
+    func watchesRootProperty(in serials: Set<UInt64>, root: ObservableModel) -> Bool {
+        if isProperty { return propertySlot >= 0 && serials.contains(propertySerial) }
+        return paths.contains { path in
+            path.steps.first?.resolve(on: root).map { serials.contains($0.serial) } ?? false
+        }
+    }
+
     /// The observed paths as dotted names, for debug descriptions; remembered when the root
     /// deinitializes, since names can only be read off a live object.
     var pathDescription: String {
-        if let remembered = withLock({ $0.rememberedDescription }) { return remembered }
-        let root = weakRoot
-        return paths.map { $0.describe(from: root) }.joined(separator: ", ")
+        if isProperty {
+            guard propertySlot >= 0 else { return "<key path>" }
+            // A dead root's registry remembers its property names.
+            let name = rootRegistry.weakOwner.map { PropertyTable($0).name(ofSerial: propertySerial) }
+                ?? rootRegistry.rememberedName(ofSerial: propertySerial)
+            return name ?? "<key path>"
+        }
+        guard let extras else { return "" }
+        if let remembered = extras.withLock({ $0.rememberedDescription }) { return remembered }
+        return extras.paths.map { $0.describe(from: rootRegistry.weakOwner) }.joined(separator: ", ")
     }
 
-    /// Called from the root's deinit, while its properties are still intact.
+    /// Called from the root's deinit, while its properties are still intact, for path tokens.
     func rememberDescription(root: ObservableModel, table: PropertyTable) {
-        let description = paths.map { $0.describe(from: root, rootTable: table) }.joined(separator: ", ")
-        withLock { $0.rememberedDescription = description }
+        guard !isProperty, let extras else { return }
+        let description = extras.paths.map { $0.describe(from: root, rootTable: table) }.joined(separator: ", ")
+        extras.withLock { state in state.rememberedDescription = description }
     }
-
 }
 
 /// A token's callback with its types erased.
@@ -432,33 +549,6 @@ enum _TokenCallback: Sendable {
     case model(_ModelCallback)
     case observerAndModel(_ObserverCallback)
     case general(_GeneralCallback)
-}
-
-/// A callback copied out of the lock to be called: the closure alone, not the enum (copying
-/// the enum goes through slower generic outlined copies).
-private struct Invocation {
-    var model: _ModelCallback?
-    var observerAndModel: _ObserverCallback?
-    var general: _GeneralCallback?
-
-    mutating func take(_ callback: _TokenCallback?) {
-        switch callback {
-        case .model(let function): model = function
-        case .observerAndModel(let function): observerAndModel = function
-        case .general(let function): general = function
-        case nil: break
-        }
-    }
-
-    func call(observer: AnyObject?, root: ObservableModel, oldValue: Any?) {
-        if let model {
-            model(root)
-        } else if let observerAndModel, let observer {
-            observerAndModel(observer, root)
-        } else if let general {
-            general(observer, root, oldValue)
-        }
-    }
 }
 
 /// Callback shapes, as stored by `_TokenCallback`.
@@ -479,7 +569,7 @@ struct WalkMemo {
         [(root: ObjectIdentifier, identity: [ObjectIdentifier], edges: SmallArray<ObservedPath.EdgeKey>)] = []
     private static let limit = 8
 
-    mutating func edges(for paths: SmallArray<ObservedPath>, from root: ObservableModel) -> SmallArray<
+    mutating func edges(for paths: [ObservedPath], from root: ObservableModel) -> SmallArray<
         ObservedPath.EdgeKey
     > {
         guard paths.count == 1, let identity = paths[0].typedIdentity else {
@@ -517,17 +607,6 @@ struct Edge {
     let isLeaf: Bool
 }
 
-struct SubscriptionState {
-    var isActive = true
-    var callback: Subscription.Callback?
-    var edges = SmallArray<Edge>()
-    var walkGeneration: UInt64 = 0
-    var firedInDrain: UInt64 = 0
-    var oldValue: Any?
-    var lastEndpoints: [StoredEndpoint] = []
-    var rememberedDescription: String?
-}
-
 /// A path endpoint as remembered between deliveries, without retaining it: class values are
 /// held weakly and compared by identity.
 enum StoredEndpoint {
@@ -563,10 +642,29 @@ enum StoredEndpoint {
 }
 
 /// Where a token was created, for debug descriptions.
-struct CreationSite: Sendable, CustomStringConvertible {
-    let fileID: StaticString
-    let line: UInt
-    var description: String { "\(fileID):\(line)" }
+///
+/// Keeps the file ID's address rather than the `StaticString` (17 bytes, 24 with padding): every
+/// token stores one. A `#fileID` literal lives in the binary for the whole process.
+struct CreationSite: @unchecked Sendable, CustomStringConvertible {  // points to immutable static text
+    private let file: UnsafeRawPointer?
+    private let fileLength: UInt32
+    let line: UInt32
+
+    init(fileID: StaticString, line: UInt) {
+        if fileID.hasPointerRepresentation {
+            file = UnsafeRawPointer(fileID.utf8Start)
+            fileLength = UInt32(clamping: fileID.utf8CodeUnitCount)
+        } else {
+            file = nil
+            fileLength = 0
+        }
+        self.line = UInt32(clamping: line)
+    }
+
+    var description: String {
+        let name = file.map { String(decoding: UnsafeRawBufferPointer(start: $0, count: Int(fileLength)), as: UTF8.self) }
+        return "\(name ?? "?"):\(line)"
+    }
 }
 
 /// A weak reference that can cross threads; only ever loaded, never stored to again.

@@ -2,80 +2,73 @@
 ///
 /// Each insert returns a slot index; the element keeps it and hands it back to `remove(at:)`.
 /// Freed slots are reused through a free list, so the table never hashes anything and never
-/// compares elements with `==` (bookkeeping is by identity only).
+/// compares elements with `==` (bookkeeping is by identity only). Each element carries one
+/// flag bit (for registries: whether the edge is a path's leaf).
 ///
 /// The set holds its elements unretained. Its contract replaces zeroing weak references:
 /// an element removes itself (under the owner's lock) before it can be deinitialized.
 /// `Subscription` keeps that contract: its `end()` detaches every edge, and it is always ended
 /// before its last owner (token, registry or queue) lets go of it.
-struct WeakSet<Element: AnyObject, Payload> {
-    private struct Slot {
-        var element: Unmanaged<Element>?
-        var payload: Payload?
-        var nextFree: Int
-    }
-
-    private var slots: [Slot] = []
+struct WeakSet<Element: AnyObject> {
+    // One word per slot, so a property with 10,000 tokens costs 80 KB here. An occupied slot
+    // holds the element's address (objects are at least 8-byte aligned) with the flag in bit 0;
+    // a free slot has bit 1 set and the next free slot's index + 1 in the bits above.
+    private var slots: [UInt] = []
     private var firstFree = -1
     private(set) var count = 0
+
+    private static var freeBit: UInt { 2 }
+    /// Slots (8 bytes each) an empty set may keep.
+    private static var keptCapacity: Int { 1024 }
 
     var isEmpty: Bool { count == 0 }
 
     /// Inserts `element` and returns the slot index that identifies it. O(1) amortized.
-    mutating func insert(_ element: Element, payload: Payload) -> Int {
+    mutating func insert(_ element: Element, flag: Bool) -> Int {
         count += 1
-        let slot = Slot(element: .passUnretained(element), payload: payload, nextFree: -1)
+        let address = UInt(bitPattern: Unmanaged.passUnretained(element).toOpaque())
+        let bits = address | (flag ? 1 : 0)
         if firstFree >= 0 {
             let index = firstFree
-            firstFree = slots[index].nextFree
-            slots[index] = slot
+            firstFree = Int(slots[index] >> 2) - 1
+            slots[index] = bits
             return index
         }
-        slots.append(slot)
+        slots.append(bits)
         return slots.count - 1
     }
 
     /// Removes the element at `index`. Removing an empty slot is a no-op. O(1).
     mutating func remove(at index: Int) {
-        guard index >= 0, index < slots.count, slots[index].element != nil else { return }
-        slots[index] = Slot(element: nil, payload: nil, nextFree: firstFree)
+        guard index >= 0, index < slots.count, slots[index] & Self.freeBit == 0 else { return }
+        slots[index] = UInt(firstFree + 1) << 2 | Self.freeBit
         firstFree = index
         count -= 1
         if count == 0 {
-            // Drop the storage once empty so a burst of tokens leaves nothing behind.
-            slots.removeAll()
+            // A small table is kept for the next observers (views come and go in batches, and
+            // regrowing it each time costs more than the tokens); a large one is dropped, so a
+            // burst of tokens leaves little behind.
+            slots.removeAll(keepingCapacity: slots.capacity <= Self.keptCapacity)
             firstFree = -1
         }
     }
 
-    /// Calls `body` for each element, in slot order. Must be called under the owner's lock,
-    /// which guarantees every element is alive (see the type's contract).
-    func forEach(_ body: (Element, Payload) throws -> Void) rethrows {
-        for slot in slots {
-            if let element = slot.element, let payload = slot.payload {
-                try body(element.takeUnretainedValue(), payload)
-            }
-        }
-    }
-
-    /// Like `forEach`, without retaining each element: for hot paths that only look at most
-    /// elements. Same contract: under the owner's lock only.
+    /// Calls `body` for each element, in slot order, without retaining it. Must be called under
+    /// the owner's lock, which guarantees every element is alive (see the type's contract).
     @inline(__always)
-    func forEachUnretained(_ body: (Unmanaged<Element>, Payload) throws -> Void) rethrows {
+    func forEachUnretained(_ body: (Unmanaged<Element>, _ flag: Bool) throws -> Void) rethrows {
         try slots.withUnsafeBufferPointer { slots in
-            for slot in slots {
-                if let element = slot.element, let payload = slot.payload {
-                    try body(element, payload)
-                }
+            for bits in slots where bits & Self.freeBit == 0 {
+                try body(Unmanaged.fromOpaque(UnsafeRawPointer(bitPattern: bits & ~3)!), bits & 1 != 0)
             }
         }
     }
 
     /// Removes every element and returns them, retained, for processing outside the lock.
-    mutating func removeAll() -> [(Element, Payload)] {
-        var result: [(Element, Payload)] = []
+    mutating func removeAll() -> [Element] {
+        var result: [Element] = []
         result.reserveCapacity(count)
-        forEach { result.append(($0, $1)) }
+        forEachUnretained { element, _ in result.append(element.takeUnretainedValue()) }
         slots.removeAll()
         firstFree = -1
         count = 0

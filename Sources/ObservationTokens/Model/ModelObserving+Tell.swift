@@ -34,7 +34,7 @@ extension ModelObserving where Self: ObservableModel {
     ) {
         let subscription = Subscription(
             root: self, observer: observer,
-            paths: SmallArray(keyPaths.map { ObservedPath(step: .key(TypedKey(partial: $0))) }),
+            target: .paths(keyPaths.map { ObservedPath(step: .key(TypedKey(partial: $0))) }),
             options: options, queue: queue, wantsOldValue: false, site: CreationSite(fileID: fileID, line: line),
             callback: .observerAndModel(unsafeBitCast(callback, to: _ObserverCallback.self)))
         registry.endRetained { _ in false }  // sweeps observations whose observer is gone
@@ -68,10 +68,7 @@ extension ModelObserving where Self: ObservableModel {
         let serials = Set(keyPaths.compactMap { PathStep.key(TypedKey(partial: $0)).resolve(on: self)?.serial })
         let id = ObjectIdentifier(observer)
         registry.endRetained { subscription in
-            subscription.observerID == id
-                && subscription.paths.contains { path in
-                    path.steps.first?.resolve(on: self).map { serials.contains($0.serial) } ?? false
-                }
+            subscription.observerID == id && subscription.watchesRootProperty(in: serials, root: self)
         }
     }
 }

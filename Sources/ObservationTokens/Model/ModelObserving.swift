@@ -208,9 +208,21 @@ extension ObservableModel {
         line: UInt,
         callback: _TokenCallback
     ) -> ObservationToken {
-        makeToken(
-            paths: CollectionOfOne(ObservedPath(step: .key(key))), observer: observer, options: options, queue: queue,
+        // `.endpointChanges` compares values read through the key path: a general path token.
+        guard !options.contains(.endpointChanges) else {
+            return makeToken(
+                paths: CollectionOfOne(ObservedPath(step: .key(key))), observer: observer, options: options,
+                queue: queue, wantsOldValue: wantsOldValue, site: CreationSite(fileID: fileID, line: line),
+                callback: callback)
+        }
+        let subscription = Subscription(
+            root: self, observer: observer, target: .property, options: options, queue: queue,
             wantsOldValue: wantsOldValue, site: CreationSite(fileID: fileID, line: line), callback: callback)
+        let token = ObservationToken(subscription: subscription)
+        if subscription.start(root: self, key: key), options.contains(.initial) {
+            subscription.deliverNow(oldValue: nil, isChange: false)
+        }
+        return token
     }
 
     /// Creates a token for several typed key paths, one callback per tick for all of them.
@@ -240,7 +252,7 @@ extension ObservableModel {
         callback: _TokenCallback
     ) -> ObservationToken {
         let subscription = Subscription(
-            root: self, observer: observer, paths: SmallArray(paths), options: options, queue: queue,
+            root: self, observer: observer, target: .paths(Array(paths)), options: options, queue: queue,
             wantsOldValue: wantsOldValue, site: site, callback: callback
         )
         let token = ObservationToken(subscription: subscription)
