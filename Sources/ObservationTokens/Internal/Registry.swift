@@ -112,11 +112,12 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
         var candidates: [Subscription]?
         var needsWork: [(subscription: Subscription, isLeaf: Bool)]?
         withLock { state in
-            state.properties.withUnsafeBufferPointer { properties in
-                // Indexing (not `for property in`) borrows each entry instead of copying it.
+            // Scanned in place through mutable buffers: a read-only copy of an entry (or of an
+            // array) would retain and release its storage on every set.
+            state.properties.withUnsafeMutableBufferPointer { properties in
                 for index in properties.indices
                 where properties[index].serial == serial || properties[index].serial == PathStep.wildcardSerial {
-                    properties[index].members.forEachUnretained { member, isLeaf in
+                    properties[index].members.forEachInPlace { member, isLeaf in
                         // The common cases touch no reference count: a plain subscription that
                         // was pending already, and any leaf subscription pending already.
                         let route = member._withUnsafeGuaranteedRef { subscription -> Route in
@@ -127,7 +128,11 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
                         switch route {
                         case .settled: return
                         case .enqueue:
-                            plain.append(member.takeUnretainedValue(), default: [])
+                            if plain == nil {
+                                plain = []
+                                plain!.reserveCapacity(properties[index].members.count)
+                            }
+                            plain!.append(member.takeUnretainedValue())
                             return
                         case .slowPath: break
                         }

@@ -19,16 +19,29 @@ import Synchronization
 ///
 /// Locking rule: the extras' lock may be held while taking a registry lock, never the other
 /// way round; no user code and no release of a user object happens under either.
-final class Subscription: @unchecked Sendable {  // see the rules above
-    typealias Callback = _TokenCallback
-
+@usableFromInline
+class Subscription: @unchecked Sendable {  // see the rules above
     /// What a subscription watches.
+    @usableFromInline
     enum Target {
         /// One typed key path on the root: a single edge, on the root, never retargeted. Its
         /// serial and slot are kept inline.
         case property
         /// Everything else: several paths, paths through other objects, names, `*`.
         case paths([ObservedPath])
+
+        /// One typed key path; `.endpointChanges` compares values read through it, which only
+        /// path targets do.
+        @usableFromInline
+        static func key(_ key: TypedKey, options: ObservationOptions) -> Target {
+            options.contains(.endpointChanges) ? .paths([ObservedPath(step: .key(key))]) : .property
+        }
+
+        /// Several typed key paths of the root.
+        @usableFromInline
+        static func keys(_ keys: [TypedKey]) -> Target {
+            .paths(keys.map { ObservedPath(step: .key($0)) })
+        }
     }
 
     /// Bits of `flags`.
@@ -41,12 +54,12 @@ final class Subscription: @unchecked Sendable {  // see the rules above
         static let delivering: UInt32 = 1 << 8
     }
 
-    let queue: CoalescingQueue
+    final let queue: CoalescingQueue
     /// The root's registry, which also stands for the root: its ID, type, a weak reference, and
     /// an unretained one for queued deliveries (which keep the root alive).
-    let rootRegistry: Registry
+    final let rootRegistry: Registry
     /// Present for `.paths` targets and change tokens.
-    let extras: SubscriptionExtras?
+    final let extras: SubscriptionExtras?
     private weak var weakObserver: AnyObject?
     /// The drain that last delivered this subscription. Only drains of `queue` touch it, and
     /// they never overlap.
@@ -54,24 +67,25 @@ final class Subscription: @unchecked Sendable {  // see the rules above
     /// `.property` targets: the edge's serial and slot in the root's registry, written by
     /// `start` before the token is handed out (slot -1: not attached) and read by `end()`.
     @exclusivity(unchecked) private var propertySerial: UInt64 = 0
-    let site: CreationSite
-    /// Read only by a running delivery; set to nil once, by whoever releases it (see the type's
-    /// discussion). Declared before the one-byte fields, which fill its tail (17 bytes).
-    @exclusivity(unchecked) private var callback: Callback?
-    let isImmediate: Bool
-    let wantsEndpoints: Bool
+    final let site: CreationSite
+    final let isImmediate: Bool
+    final let wantsEndpoints: Bool
     private let isInitial: Bool
     /// Whether a live observer is required for delivery (the `observer:` variants).
-    let hasObserver: Bool
+    final let hasObserver: Bool
     /// Whether the setter should hand over the old value (single-property change tokens).
-    let wantsOldValue: Bool
+    final let wantsOldValue: Bool
     /// A single-property token delivered through the queue without old values: a setter makes
     /// it pending under the registry lock with one atomic operation, and nothing else.
-    let isPlain: Bool
+    final let isPlain: Bool
     private let isProperty: Bool
+    /// Whether this is a `.property` target (started with `start(root:key:)`).
+    final var isPropertyTarget: Bool { isProperty }
     @exclusivity(unchecked) private var propertySlot: Int32 = -1
-    let flags = Atomic<UInt32>(0)
+    final let flags = Atomic<UInt32>(0)
 
+    /// Subclasses add the callback, stored with its own type (see `_ModelSubscription`).
+    @usableFromInline
     init(
         root: ObservableModel,
         observer: AnyObject?,
@@ -79,12 +93,10 @@ final class Subscription: @unchecked Sendable {  // see the rules above
         options: ObservationOptions,
         queue: CoalescingQueue,
         wantsOldValue: Bool,
-        site: CreationSite,
-        callback: Callback
+        site: CreationSite
     ) {
         self.queue = queue
         self.rootRegistry = root.registry
-        self.callback = callback
         self.weakObserver = observer
         self.site = site
         isImmediate = options.contains(.immediate)
@@ -112,7 +124,7 @@ final class Subscription: @unchecked Sendable {  // see the rules above
         }
     #endif
 
-    var options: ObservationOptions {
+    final var options: ObservationOptions {
         var options: ObservationOptions = []
         if isInitial { options.insert(.initial) }
         if isImmediate { options.insert(.immediate) }
@@ -120,25 +132,25 @@ final class Subscription: @unchecked Sendable {  // see the rules above
         return options
     }
 
-    var rootID: ObjectIdentifier { rootRegistry.ownerID }
-    var rootTypeName: String { String(describing: rootRegistry.ownerType) }
-    var isActive: Bool { flags.load(ordering: .acquiring) & Flag.ended == 0 }
-    var root: ObservableModel? { rootRegistry.weakOwner }
-    var observer: AnyObject? { weakObserver }
+    final var rootID: ObjectIdentifier { rootRegistry.ownerID }
+    final var rootTypeName: String { String(describing: rootRegistry.ownerType) }
+    final var isActive: Bool { flags.load(ordering: .acquiring) & Flag.ended == 0 }
+    final var root: ObservableModel? { rootRegistry.weakOwner }
+    final var observer: AnyObject? { weakObserver }
     /// The observer's identity while it is alive (a dead one can't be asked about).
-    var observerID: ObjectIdentifier? { weakObserver.map(ObjectIdentifier.init) }
+    final var observerID: ObjectIdentifier? { weakObserver.map(ObjectIdentifier.init) }
 
     /// True when an observer was given and is gone.
-    var observerIsGone: Bool { hasObserver && weakObserver == nil }
+    final var observerIsGone: Bool { hasObserver && weakObserver == nil }
 
     /// The observed paths of a `.paths` target.
-    var paths: [ObservedPath] { extras?.paths ?? [] }
+    final var paths: [ObservedPath] { extras?.paths ?? [] }
 
     // MARK: Attaching
 
     /// Attaches a `.property` target's edge through `key`. Returns false (and ends) when the key
     /// path does not name an `@Observed` property of the root.
-    func start(root: ObservableModel, key: TypedKey) -> Bool {
+    final func start(root: ObservableModel, key: TypedKey) -> Bool {
         var hooks = ObservationStateHooks()
         // Known key path (the usual case): resolved and attached under one lock.
         var attached = rootRegistry.attach(self, keyPath: key.keyPath, owner: root, hooks: &hooks)
@@ -159,7 +171,7 @@ final class Subscription: @unchecked Sendable {  // see the rules above
 
     /// Attaches a `.paths` target's initial edges. Returns false (and ends) when a path's first
     /// step does not name an `@Observed` property of the root.
-    func start(root: ObservableModel) -> Bool {
+    final func start(root: ObservableModel) -> Bool {
         var edges = SmallArray<ObservedPath.EdgeKey>()
         var endpoints: [ObservedPath.Endpoint] = []
         for path in paths {
@@ -183,7 +195,7 @@ final class Subscription: @unchecked Sendable {  // see the rules above
     /// Walking happens outside the lock (it creates strong references to model objects, whose
     /// release may deinit them). A walk that started before a newer one is dropped: the newer
     /// walk saw a later state.
-    func retarget(walks: inout WalkMemo) {
+    final func retarget(walks: inout WalkMemo) {
         guard !isProperty, let extras, let root = rootRegistry.weakOwner else { return }
         let generation = extras.withLock { state -> UInt64? in
             guard isActive else { return nil }
@@ -268,7 +280,7 @@ final class Subscription: @unchecked Sendable {  // see the rules above
     /// Ends the observation: no callback starts after this returns, the closure is released
     /// (by the running delivery, if one is running on another thread), and every edge is
     /// detached. Idempotent and safe from any thread.
-    func end() {
+    final func end() {
         let before = flags.bitwiseOr(Flag.ended, ordering: .acquiringAndReleasing).oldValue
         guard before & Flag.ended == 0 else { return }
         // A pending delivery leaves the queue (soon, for many at once), with the root it kept
@@ -283,7 +295,7 @@ final class Subscription: @unchecked Sendable {  // see the rules above
         for edge in taken?.edges ?? SmallArray() {
             edge.registry.detach(serial: edge.serial, slot: edge.slot, hooks: &hooks)
         }
-        if before >> 8 == 0 { callback = nil }  // no delivery running: release the closure now
+        if before >> 8 == 0 { releaseCallback() }  // no delivery running: release the closure now
         hooks.run()
         // `taken` (old value, endpoints: user values) is released here, outside every lock: a
         // release may run a deinit, which may take these locks again.
@@ -291,7 +303,7 @@ final class Subscription: @unchecked Sendable {  // see the rules above
     }
 
     /// Called by a registry whose object deinitialized while this subscription had edges there.
-    func objectDidDeinit(_ id: ObjectIdentifier) {
+    final func objectDidDeinit(_ id: ObjectIdentifier) {
         if id == rootID {
             let wasActive = isActive
             end()
@@ -324,25 +336,25 @@ final class Subscription: @unchecked Sendable {  // see the rules above
     /// the setter's store of the new value before the drain's exchange that clears the flag, so
     /// either that delivery sees the new value or this returns false and the setter re-queues.
     @inline(__always)
-    func isStillPending() -> Bool {
+    final func isStillPending() -> Bool {
         flags.bitwiseOr(0, ordering: .acquiringAndReleasing).oldValue & Flag.pending != 0
     }
 
     /// Marks the subscription pending. Returns true when it was not pending before, which makes
     /// the caller responsible for enqueueing it. Like `isStillPending`, a read-modify-write.
     @inline(__always)
-    func markPending() -> Bool {
+    final func markPending() -> Bool {
         flags.bitwiseOr(Flag.pending, ordering: .acquiringAndReleasing).oldValue & Flag.pending == 0
     }
 
     /// Whether `object` is this subscription's root.
     @inline(__always)
-    func isRoot(_ object: ObservableModel) -> Bool {
+    final func isRoot(_ object: ObservableModel) -> Bool {
         ObjectIdentifier(object) == rootID
     }
 
     /// Keeps `oldValue` as this tick's old value unless one is recorded already.
-    func recordOldValue(_ oldValue: () -> Any?) {
+    final func recordOldValue(_ oldValue: () -> Any?) {
         guard wantsOldValue, flags.bitwiseOr(Flag.hasOldValue, ordering: .acquiringAndReleasing).oldValue
             & Flag.hasOldValue == 0
         else { return }
@@ -357,12 +369,12 @@ final class Subscription: @unchecked Sendable {  // see the rules above
 
     /// Whether a setter must still call this pending subscription: only for its old value.
     @inline(__always)
-    var needsOldValue: Bool {
+    final var needsOldValue: Bool {
         wantsOldValue && flags.load(ordering: .acquiring) & Flag.hasOldValue == 0
     }
 
     /// A property this subscription watches changed (or a path object vanished).
-    func propertyDidChange(changedObject: ObservableModel?, oldValue: () -> Any?) {
+    final func propertyDidChange(changedObject: ObservableModel?, oldValue: () -> Any?) {
         if isImmediate {
             deliverNow(oldValue: oldValue(), isChange: true)
         } else if markPending() {
@@ -405,28 +417,41 @@ final class Subscription: @unchecked Sendable {  // see the rules above
     @inline(__always)
     private func finishDelivery() {
         let before = flags.wrappingSubtract(Flag.delivering, ordering: .acquiringAndReleasing).oldValue
-        if before & Flag.ended != 0, before >> 8 == 1 { callback = nil }
+        if before & Flag.ended != 0, before >> 8 == 1 { releaseCallback() }
     }
 
     /// Delivers one pending change from a drain of `queue`, which keeps the root alive.
-    func deliver(drainID: UInt64) -> Outcome {
-        if flags.load(ordering: .acquiring) & Flag.ended != 0 { return .skipped }
-        if firedInDrain == drainID { return .deferred }
-        var oldValue: Any?
-        if wantsOldValue, let extras {
-            // Clearing the old value and the pending flag together, under the lock that guards
-            // the old value, so a setter either joins this delivery or records a fresh one.
-            let began = extras.withLock { state -> Bool in
-                guard beginDelivery(clearing: Flag.pending | Flag.hasOldValue) else { return false }
-                oldValue = state.oldValue.take()
-                return true
-            }
-            guard began else { return .skipped }
-        } else {
-            guard beginDelivery(clearing: Flag.pending) else { return .skipped }
-        }
+    final func deliver(drainID: UInt64) -> Outcome {
+        if firedInDrain == drainID { return isActive ? .deferred : .skipped }
+        if wantsOldValue { return deliverChange(drainID: drainID) }
+        // The common case, in its own path: no old value to carry (an `Any?` costs a copy and
+        // a destroy per delivery).
+        guard beginDelivery(clearing: Flag.pending) else { return .skipped }
         firedInDrain = drainID
         defer { finishDelivery() }
+        return finishDelivering(oldValue: nil)
+    }
+
+    /// `deliver` for change tokens, which take this tick's old value along.
+    private func deliverChange(drainID: UInt64) -> Outcome {
+        guard let extras else { return .skipped }
+        var oldValue: Any?
+        // Clearing the old value and the pending flag together, under the lock that guards
+        // the old value, so a setter either joins this delivery or records a fresh one.
+        let began = extras.withLock { state -> Bool in
+            guard beginDelivery(clearing: Flag.pending | Flag.hasOldValue) else { return false }
+            oldValue = state.oldValue.take()
+            return true
+        }
+        guard began else { return .skipped }
+        firedInDrain = drainID
+        defer { finishDelivery() }
+        return finishDelivering(oldValue: oldValue)
+    }
+
+    /// The rest of a queued delivery, counted in by `beginDelivery`.
+    @inline(__always)
+    private func finishDelivering(oldValue: Any?) -> Outcome {
         // The observer must be alive; otherwise the token ends.
         var observer: AnyObject?
         if hasObserver {
@@ -441,7 +466,7 @@ final class Subscription: @unchecked Sendable {  // see the rules above
                 // Comparing endpoints runs user `==`; an invalidate() during it must still win.
                 guard endpointChanged(root: root), isActive else { return .skipped }
             }
-            call(observer: observer, root: root, oldValue: oldValue)
+            invoke(observer: observer, root: root, oldValue: oldValue)
             return .delivered
         }
     }
@@ -450,7 +475,7 @@ final class Subscription: @unchecked Sendable {  // see the rules above
     /// are alive. Used by immediate mode (`isChange`), and by `.initial` and `fire()`, which
     /// deliver even when `.endpointChanges` would see no change.
     @discardableResult
-    func deliverNow(oldValue: Any?, isChange: Bool) -> Bool {
+    final func deliverNow(oldValue: Any?, isChange: Bool) -> Bool {
         guard let root = rootRegistry.weakOwner else { return false }
         let observer = weakObserver
         guard beginDelivery(clearing: 0) else { return false }
@@ -462,28 +487,20 @@ final class Subscription: @unchecked Sendable {  // see the rules above
         if isChange, wantsEndpoints {
             guard endpointChanged(root: root), isActive else { return false }
         }
-        call(observer: observer, root: root, oldValue: oldValue)
+        invoke(observer: observer, root: root, oldValue: oldValue)
         return true
     }
 
-    /// Calls the callback. Only between `beginDelivery` and `finishDelivery`, which keep
-    /// `callback` from being released.
-    @inline(__always)
-    private func call(observer: AnyObject?, root: ObservableModel, oldValue: Any?) {
-        switch callback {
-        case .model(let function):
-            function(root)
-        case .observerAndModel(let function):
-            if let observer { function(observer, root) }
-        case .general(let function):
-            function(observer, root, oldValue)
-        case nil:
-            break
-        }
-    }
+    /// Calls the callback. Only between `beginDelivery` and `finishDelivery`, which keep the
+    /// callback from being released. Subclasses store and call it.
+    func invoke(observer: AnyObject?, root: ObservableModel, oldValue: Any?) {}
+
+    /// Releases the callback: called once, by whoever sees the subscription ended with no
+    /// delivery running, with no lock held.
+    func releaseCallback() {}
 
     /// Queues one delivery in this tick without any change.
-    func schedule() {
+    final func schedule() {
         guard isActive, let root = rootRegistry.weakOwner, markPending() else { return }
         queue.enqueue(self, retaining: root)
     }
@@ -506,7 +523,7 @@ final class Subscription: @unchecked Sendable {  // see the rules above
 
     /// Whether this subscription watches one of `serials` of its root directly (a path's first
     /// step), for `stopTelling(_:about:)`.
-    func watchesRootProperty(in serials: Set<UInt64>, root: ObservableModel) -> Bool {
+    final func watchesRootProperty(in serials: Set<UInt64>, root: ObservableModel) -> Bool {
         if isProperty { return propertySlot >= 0 && serials.contains(propertySerial) }
         return paths.contains { path in
             path.steps.first?.resolve(on: root).map { serials.contains($0.serial) } ?? false
@@ -515,7 +532,7 @@ final class Subscription: @unchecked Sendable {  // see the rules above
 
     /// The observed paths as dotted names, for debug descriptions; remembered when the root
     /// deinitializes, since names can only be read off a live object.
-    var pathDescription: String {
+    final var pathDescription: String {
         if isProperty {
             guard propertySlot >= 0 else { return "<key path>" }
             // A dead root's registry remembers its property names.
@@ -529,7 +546,7 @@ final class Subscription: @unchecked Sendable {  // see the rules above
     }
 
     /// Called from the root's deinit, while its properties are still intact, for path tokens.
-    func rememberDescription(root: ObservableModel, table: PropertyTable) {
+    final func rememberDescription(root: ObservableModel, table: PropertyTable) {
         guard !isProperty, let extras else { return }
         let description = extras.paths.map { $0.describe(from: root, rootTable: table) }.joined(separator: ", ")
         extras.withLock { state in state.rememberedDescription = description }
@@ -645,11 +662,13 @@ enum StoredEndpoint {
 ///
 /// Keeps the file ID's address rather than the `StaticString` (17 bytes, 24 with padding): every
 /// token stores one. A `#fileID` literal lives in the binary for the whole process.
+@usableFromInline
 struct CreationSite: @unchecked Sendable, CustomStringConvertible {  // points to immutable static text
     private let file: UnsafeRawPointer?
     private let fileLength: UInt32
     let line: UInt32
 
+    @usableFromInline
     init(fileID: StaticString, line: UInt) {
         if fileID.hasPointerRepresentation {
             file = UnsafeRawPointer(fileID.utf8Start)
@@ -661,6 +680,7 @@ struct CreationSite: @unchecked Sendable, CustomStringConvertible {  // points t
         self.line = UInt32(clamping: line)
     }
 
+    @usableFromInline
     var description: String {
         let name = file.map { String(decoding: UnsafeRawBufferPointer(start: $0, count: Int(fileLength)), as: UTF8.self) }
         return "\(name ?? "?"):\(line)"

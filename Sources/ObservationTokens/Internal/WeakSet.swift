@@ -64,6 +64,17 @@ struct WeakSet<Element: AnyObject> {
         }
     }
 
+    /// `forEachUnretained` for the setter's hot path: a mutating access reaches the slots in
+    /// place, where a read-only one would retain and release their storage.
+    @inline(__always)
+    mutating func forEachInPlace(_ body: (Unmanaged<Element>, _ flag: Bool) throws -> Void) rethrows {
+        try slots.withUnsafeMutableBufferPointer { slots in
+            for bits in slots where bits & Self.freeBit == 0 {
+                try body(Unmanaged.fromOpaque(UnsafeRawPointer(bitPattern: bits & ~3)!), bits & 1 != 0)
+            }
+        }
+    }
+
     /// Removes every element and returns them, retained, for processing outside the lock.
     mutating func removeAll() -> [Element] {
         var result: [Element] = []

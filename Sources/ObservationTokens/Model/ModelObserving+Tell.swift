@@ -32,11 +32,9 @@ extension ModelObserving where Self: ObservableModel {
         line: UInt = #line,
         _ callback: @escaping @Sendable (Observer, Self) -> Void
     ) {
-        let subscription = Subscription(
-            root: self, observer: observer,
-            target: .paths(keyPaths.map { ObservedPath(step: .key(TypedKey(partial: $0))) }),
-            options: options, queue: queue, wantsOldValue: false, site: CreationSite(fileID: fileID, line: line),
-            callback: .observerAndModel(unsafeBitCast(callback, to: _ObserverCallback.self)))
+        let subscription = _ObserverSubscription(
+            root: self, observer: observer, target: .keys(keyPaths.map { TypedKey(partial: $0) }),
+            options: options, queue: queue, site: CreationSite(fileID: fileID, line: line), callback: callback)
         registry.endRetained { _ in false }  // sweeps observations whose observer is gone
         // Owned by the registry from here on: no token, the observed object keeps it.
         registry.retain(subscription)

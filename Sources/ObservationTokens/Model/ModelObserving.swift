@@ -40,9 +40,12 @@ extension ModelObserving where Self: ObservableModel {
         line: UInt = #line,
         _ callback: @escaping @Sendable (Self) -> Void
     ) -> ObservationToken {
-        _observe(
-            TypedKey(keyPath), observer: nil, options: options, queue: queue, wantsOldValue: false,
-            fileID: fileID, line: line, callback: .model(unsafeBitCast(callback, to: _ModelCallback.self)))
+        let key = TypedKey(keyPath)
+        return _observe(
+            key,
+            subscription: _ModelSubscription(
+                root: self, target: .key(key, options: options), options: options, queue: queue,
+                site: CreationSite(fileID: fileID, line: line), callback: callback))
     }
 
     /// Observes one property on behalf of `observer`, which the token holds weakly.
@@ -75,10 +78,12 @@ extension ModelObserving where Self: ObservableModel {
         line: UInt = #line,
         _ callback: @escaping @Sendable (Observer, Self) -> Void
     ) -> ObservationToken {
-        _observe(
-            TypedKey(keyPath), observer: observer, options: options, queue: queue, wantsOldValue: false,
-            fileID: fileID, line: line,
-            callback: .observerAndModel(unsafeBitCast(callback, to: _ObserverCallback.self)))
+        let key = TypedKey(keyPath)
+        return _observe(
+            key,
+            subscription: _ObserverSubscription(
+                root: self, observer: observer, target: .key(key, options: options), options: options, queue: queue,
+                site: CreationSite(fileID: fileID, line: line), callback: callback))
     }
 
     /// Observes several properties with one token: one callback per tick, however many of them
@@ -108,8 +113,9 @@ extension ModelObserving where Self: ObservableModel {
         _ callback: @escaping @Sendable (Self) -> Void
     ) -> ObservationToken {
         _observe(
-            keyPaths.map { TypedKey(partial: $0) }, observer: nil, options: options, queue: queue,
-            fileID: fileID, line: line, callback: .model(unsafeBitCast(callback, to: _ModelCallback.self)))
+            _ModelSubscription(
+                root: self, target: .keys(keyPaths.map { TypedKey(partial: $0) }), options: options, queue: queue,
+                site: CreationSite(fileID: fileID, line: line), callback: callback))
     }
 
     /// Observes several properties with one token on behalf of `observer`, held weakly.
@@ -132,9 +138,9 @@ extension ModelObserving where Self: ObservableModel {
         _ callback: @escaping @Sendable (Observer, Self) -> Void
     ) -> ObservationToken {
         _observe(
-            keyPaths.map { TypedKey(partial: $0) }, observer: observer, options: options, queue: queue,
-            fileID: fileID, line: line,
-            callback: .observerAndModel(unsafeBitCast(callback, to: _ObserverCallback.self)))
+            _ObserverSubscription(
+                root: self, observer: observer, target: .keys(keyPaths.map { TypedKey(partial: $0) }),
+                options: options, queue: queue, site: CreationSite(fileID: fileID, line: line), callback: callback))
     }
 
     /// Observes several properties with one token, listed as arguments.
@@ -197,6 +203,29 @@ extension ModelObserving where Self: ObservableModel {
 
 extension ObservableModel {
     /// Creates a token for one typed key path. The non-generic half of the `observe` methods.
+    /// Starts a single-key-path subscription built by an inlinable entry point.
+    @usableFromInline
+    final func _observe(_ key: TypedKey, subscription: Subscription) -> ObservationToken {
+        let token = ObservationToken(subscription: subscription)
+        if subscription.isPropertyTarget {
+            if subscription.start(root: self, key: key), subscription.options.contains(.initial) {
+                subscription.deliverNow(oldValue: nil, isChange: false)
+            }
+        } else {
+            start(subscription)
+        }
+        return token
+    }
+
+    /// Starts a path subscription built by an inlinable entry point.
+    @usableFromInline
+    final func _observe(_ subscription: Subscription) -> ObservationToken {
+        let token = ObservationToken(subscription: subscription)
+        start(subscription)
+        return token
+    }
+
+    /// Starts a single-key-path subscription with a type-erased callback.
     @usableFromInline
     final func _observe(
         _ key: TypedKey,
@@ -208,40 +237,13 @@ extension ObservableModel {
         line: UInt,
         callback: _TokenCallback
     ) -> ObservationToken {
-        // `.endpointChanges` compares values read through the key path: a general path token.
-        guard !options.contains(.endpointChanges) else {
-            return makeToken(
-                paths: CollectionOfOne(ObservedPath(step: .key(key))), observer: observer, options: options,
-                queue: queue, wantsOldValue: wantsOldValue, site: CreationSite(fileID: fileID, line: line),
-                callback: callback)
-        }
-        let subscription = Subscription(
-            root: self, observer: observer, target: .property, options: options, queue: queue,
-            wantsOldValue: wantsOldValue, site: CreationSite(fileID: fileID, line: line), callback: callback)
-        let token = ObservationToken(subscription: subscription)
-        if subscription.start(root: self, key: key), options.contains(.initial) {
-            subscription.deliverNow(oldValue: nil, isChange: false)
-        }
-        return token
+        _observe(
+            key,
+            subscription: ErasedSubscription(
+                root: self, observer: observer, target: .key(key, options: options), options: options, queue: queue,
+                wantsOldValue: wantsOldValue, site: CreationSite(fileID: fileID, line: line), callback: callback))
     }
 
-    /// Creates a token for several typed key paths, one callback per tick for all of them.
-    @usableFromInline
-    final func _observe(
-        _ keys: [TypedKey],
-        observer: AnyObject?,
-        options: ObservationOptions,
-        queue: CoalescingQueue,
-        fileID: StaticString,
-        line: UInt,
-        callback: _TokenCallback
-    ) -> ObservationToken {
-        makeToken(
-            paths: keys.map { ObservedPath(step: .key($0)) }, observer: observer, options: options, queue: queue,
-            site: CreationSite(fileID: fileID, line: line), callback: callback)
-    }
-
-    /// Creates the subscription and its token, attaches it, and runs `.initial`.
     final func makeToken(
         paths: some Sequence<ObservedPath>,
         observer: AnyObject?,
@@ -251,7 +253,7 @@ extension ObservableModel {
         site: CreationSite,
         callback: _TokenCallback
     ) -> ObservationToken {
-        let subscription = Subscription(
+        let subscription = ErasedSubscription(
             root: self, observer: observer, target: .paths(Array(paths)), options: options, queue: queue,
             wantsOldValue: wantsOldValue, site: site, callback: callback
         )

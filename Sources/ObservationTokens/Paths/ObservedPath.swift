@@ -4,6 +4,7 @@
 /// (object, property) the path currently runs through — and the endpoint value. Walking again
 /// after a middle property changes yields the new edges; the subscription attaches the
 /// difference, so retargeting costs O(path length).
+@usableFromInline
 struct ObservedPath: Sendable {
     let steps: SmallArray<PathStep>
     /// A `*` before the last step makes the path fan out (computed once: walks check it).

@@ -1,0 +1,91 @@
+// The subscriptions that own a callback, one class per callback shape.
+//
+// Each stores the caller's closure with the caller's own types. Converting a
+// `(Counter) -> Void` to `(ObservableModel) -> Void` with `unsafeBitCast` would make the compiler
+// wrap it in reabstraction thunks: one more allocation per token and two more calls per delivery.
+
+/// A subscription whose callback receives the observed object.
+@usableFromInline
+final class _ModelSubscription<Model: ObservableModel>: Subscription, @unchecked Sendable {  // see Subscription
+    @exclusivity(unchecked) private var callback: (@Sendable (Model) -> Void)?
+
+    @usableFromInline
+    init(
+        root: Model, target: Target, options: ObservationOptions, queue: CoalescingQueue, site: CreationSite,
+        callback: @escaping @Sendable (Model) -> Void
+    ) {
+        self.callback = callback
+        super.init(
+            root: root, observer: nil, target: target, options: options, queue: queue, wantsOldValue: false,
+            site: site)
+    }
+
+    override func invoke(observer: AnyObject?, root: ObservableModel, oldValue: Any?) {
+        // The root is always a `Model`: it is the object this subscription was created on.
+        callback?(unsafeDowncast(root, to: Model.self))
+    }
+
+    override func releaseCallback() {
+        callback = nil
+    }
+}
+
+/// A subscription whose callback receives the observer and the observed object.
+@usableFromInline
+final class _ObserverSubscription<Observer: AnyObject, Model: ObservableModel>: Subscription, @unchecked Sendable {  // see Subscription
+    @exclusivity(unchecked) private var callback: (@Sendable (Observer, Model) -> Void)?
+
+    @usableFromInline
+    init(
+        root: Model, observer: Observer, target: Target, options: ObservationOptions, queue: CoalescingQueue,
+        site: CreationSite, callback: @escaping @Sendable (Observer, Model) -> Void
+    ) {
+        self.callback = callback
+        super.init(
+            root: root, observer: observer, target: target, options: options, queue: queue, wantsOldValue: false,
+            site: site)
+    }
+
+    override func invoke(observer: AnyObject?, root: ObservableModel, oldValue: Any?) {
+        // Deliveries pass the observer given at creation (an `Observer`), alive.
+        guard let observer else { return }
+        callback?(unsafeDowncast(observer, to: Observer.self), unsafeDowncast(root, to: Model.self))
+    }
+
+    override func releaseCallback() {
+        callback = nil
+    }
+}
+
+/// A subscription with a type-erased callback, for the entry points that build their own
+/// closure (change tokens, chains, string paths).
+final class ErasedSubscription: Subscription, @unchecked Sendable {  // see Subscription
+    @exclusivity(unchecked) private var callback: _TokenCallback?
+
+    init(
+        root: ObservableModel, observer: AnyObject?, target: Target, options: ObservationOptions,
+        queue: CoalescingQueue, wantsOldValue: Bool, site: CreationSite, callback: _TokenCallback
+    ) {
+        self.callback = callback
+        super.init(
+            root: root, observer: observer, target: target, options: options, queue: queue,
+            wantsOldValue: wantsOldValue, site: site)
+    }
+
+    override func invoke(observer: AnyObject?, root: ObservableModel, oldValue: Any?) {
+        switch callback {
+        case .model(let function):
+            function(root)
+        case .observerAndModel(let function):
+            if let observer { function(observer, root) }
+        case .general(let function):
+            function(observer, root, oldValue)
+        case nil:
+            break
+        }
+    }
+
+    override func releaseCallback() {
+        callback = nil
+    }
+}
