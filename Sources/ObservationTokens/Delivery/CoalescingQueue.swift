@@ -93,11 +93,17 @@ public final class CoalescingQueue: Sendable {
                 case .deliveries(let subscriptions, let root):
                     // The item keeps the root alive while its deliveries run.
                     var later: [Subscription] = []
-                    for subscription in subscriptions {
-                        switch subscription.deliver(drainID: drainID) {
-                        case .delivered: delivered += 1
-                        case .skipped: break
-                        case .deferred: later.append(subscription)
+                    // Through the buffer, each subscription is borrowed, not retained again.
+                    subscriptions.withUnsafeBufferPointer { subscriptions in
+                        for index in subscriptions.indices {
+                            let outcome = Unmanaged.passUnretained(subscriptions[index])._withUnsafeGuaranteedRef {
+                                $0.deliver(drainID: drainID)
+                            }
+                            switch outcome {
+                            case .delivered: delivered += 1
+                            case .skipped: break
+                            case .deferred: later.append(subscriptions[index])
+                            }
                         }
                     }
                     if !later.isEmpty { deferred.append(.deliveries(later, root)) }

@@ -429,7 +429,7 @@ class Subscription: @unchecked Sendable {  // see the rules above
         guard beginDelivery(clearing: Flag.pending) else { return .skipped }
         firedInDrain = drainID
         defer { finishDelivery() }
-        return finishDelivering(oldValue: nil)
+        return finishDelivering { observer, root in invoke(observer: observer, root: root) }
     }
 
     /// `deliver` for change tokens, which take this tick's old value along.
@@ -446,12 +446,12 @@ class Subscription: @unchecked Sendable {  // see the rules above
         guard began else { return .skipped }
         firedInDrain = drainID
         defer { finishDelivery() }
-        return finishDelivering(oldValue: oldValue)
+        return finishDelivering { observer, root in invoke(observer: observer, root: root, oldValue: oldValue) }
     }
 
     /// The rest of a queued delivery, counted in by `beginDelivery`.
     @inline(__always)
-    private func finishDelivering(oldValue: Any?) -> Outcome {
+    private func finishDelivering(_ invoke: (AnyObject?, ObservableModel) -> Void) -> Outcome {
         // The observer must be alive; otherwise the token ends.
         var observer: AnyObject?
         if hasObserver {
@@ -466,7 +466,7 @@ class Subscription: @unchecked Sendable {  // see the rules above
                 // Comparing endpoints runs user `==`; an invalidate() during it must still win.
                 guard endpointChanged(root: root), isActive else { return .skipped }
             }
-            invoke(observer: observer, root: root, oldValue: oldValue)
+            invoke(observer, root)
             return .delivered
         }
     }
@@ -493,7 +493,13 @@ class Subscription: @unchecked Sendable {  // see the rules above
 
     /// Calls the callback. Only between `beginDelivery` and `finishDelivery`, which keep the
     /// callback from being released. Subclasses store and call it.
-    func invoke(observer: AnyObject?, root: ObservableModel, oldValue: Any?) {}
+    func invoke(observer: AnyObject?, root: ObservableModel) {}
+
+    /// Calls a change token's callback with this tick's old value (nil when unknown). Only
+    /// type-erased subscriptions take old values.
+    func invoke(observer: AnyObject?, root: ObservableModel, oldValue: Any?) {
+        invoke(observer: observer, root: root)
+    }
 
     /// Releases the callback: called once, by whoever sees the subscription ended with no
     /// delivery running, with no lock held.

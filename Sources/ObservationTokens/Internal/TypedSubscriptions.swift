@@ -20,7 +20,7 @@ final class _ModelSubscription<Model: ObservableModel>: Subscription, @unchecked
             site: site)
     }
 
-    override func invoke(observer: AnyObject?, root: ObservableModel, oldValue: Any?) {
+    override func invoke(observer: AnyObject?, root: ObservableModel) {
         // The root is always a `Model`: it is the object this subscription was created on.
         callback?(unsafeDowncast(root, to: Model.self))
     }
@@ -46,7 +46,7 @@ final class _ObserverSubscription<Observer: AnyObject, Model: ObservableModel>: 
             site: site)
     }
 
-    override func invoke(observer: AnyObject?, root: ObservableModel, oldValue: Any?) {
+    override func invoke(observer: AnyObject?, root: ObservableModel) {
         // Deliveries pass the observer given at creation (an `Observer`), alive.
         guard let observer else { return }
         callback?(unsafeDowncast(observer, to: Observer.self), unsafeDowncast(root, to: Model.self))
@@ -70,6 +70,10 @@ final class ErasedSubscription: Subscription, @unchecked Sendable {  // see Subs
         super.init(
             root: root, observer: observer, target: target, options: options, queue: queue,
             wantsOldValue: wantsOldValue, site: site)
+    }
+
+    override func invoke(observer: AnyObject?, root: ObservableModel) {
+        invoke(observer: observer, root: root, oldValue: nil)
     }
 
     override func invoke(observer: AnyObject?, root: ObservableModel, oldValue: Any?) {
