@@ -9,7 +9,13 @@ struct ObservationStateHooks {
 
     /// Calls `observationStateDidChange` on each owner still alive that adopts
     /// `ObservationStateObserving`. No lock may be held.
+    @inline(__always)
     func run() {
+        // Almost always empty: only owners adopting the protocol collect calls.
+        if !calls.isEmpty { runCalls() }
+    }
+
+    private func runCalls() {
         for call in calls {
             guard let owner = call.registry.weakOwner as? any ObservationStateObserving else { continue }
             if call.serial == PathStep.wildcardSerial {

@@ -291,12 +291,18 @@ class Subscription: @unchecked Sendable {  // see the rules above
             // The edge was set before the token was handed out and never changes.
             rootRegistry.detach(serial: propertySerial, slot: Int(propertySlot), hooks: &hooks)
         }
-        let taken = extras?.takeEnded()
-        for edge in taken?.edges ?? SmallArray() {
+        if before >> 8 == 0 { releaseCallback() }  // no delivery running: release the closure now
+        if let extras { endExtras(extras, hooks: &hooks) }
+        hooks.run()
+    }
+
+    /// The part of `end()` for subscriptions with extras, apart so plain tokens never handle
+    /// (and destroy) an empty `Ended`.
+    private func endExtras(_ extras: SubscriptionExtras, hooks: inout ObservationStateHooks) {
+        let taken = extras.takeEnded()
+        for edge in taken.edges {
             edge.registry.detach(serial: edge.serial, slot: edge.slot, hooks: &hooks)
         }
-        if before >> 8 == 0 { releaseCallback() }  // no delivery running: release the closure now
-        hooks.run()
         // `taken` (old value, endpoints: user values) is released here, outside every lock: a
         // release may run a deinit, which may take these locks again.
         withExtendedLifetime(taken) {}
