@@ -1,0 +1,113 @@
+import Testing
+
+@testable import ObservationTokens
+
+/// The callback closure is released by whoever sees the token ended with no delivery running:
+/// the call that ends it, or else the delivery running at that moment, when it returns. These
+/// tests pin the second case, which the first-case leak tests can't see.
+@Suite struct CallbackLifetimeTests {
+    @Test func callbackThatInvalidatesItsOwnTokenIsReleasedWhenItReturns() {
+        // Given a token whose callback captures a probe and invalidates the token
+        let queue = CoalescingQueue(target: .manual)
+        let person = CorePerson()
+        let tokenBox = CoreBox<ObservationToken?>(nil)
+        let probeRef: WeakObserverBox
+        do {
+            let probe = CoreProbe()
+            probeRef = WeakObserverBox(probe)
+            tokenBox.value = person.observe(\.firstName, queue: queue) { [probe] _ in
+                tokenBox.value?.invalidate()
+                probe.touch()  // the closure still runs with its captures after invalidate()
+            }
+        }
+        #expect(probeRef.object != nil)
+
+        // When a change is delivered
+        person.firstName = "Ada"
+        #expect(queue.drain() == 1)
+
+        // Then the token ended and its closure (with the probe) was released on return
+        #expect(tokenBox.value?.isValid == false)
+        #expect(probeRef.object == nil)
+        person.firstName = "Grace"
+        #expect(queue.drain() == 0)
+    }
+
+    @Test func invalidateOnAnotherThreadDuringTheCallbackReleasesTheClosureWhenItReturns() async {
+        // Given a token whose callback pauses inside, capturing a probe
+        let gate = CoreGate()
+        let queue = CoalescingQueue(target: .manual)
+        let person = CorePerson()
+        let probeRef: WeakObserverBox
+        let token: ObservationToken
+        do {
+            let probe = CoreProbe()
+            probeRef = WeakObserverBox(probe)
+            token = person.observe(\.firstName, queue: queue) { [probe] _ in
+                gate.pass()
+                probe.touch()
+            }
+        }
+        person.firstName = "Ada"
+        let aliveWhileRunning = CoreBox<Bool?>(nil)
+        let delivered = CoreBox(0)
+
+        // When one thread delivers and is paused inside the callback while another invalidates
+        await coreRunOnThreads(2) { index in
+            if index == 0 {
+                gate.arm()
+                delivered.value = queue.drain()
+                gate.disarm()
+            } else {
+                gate.waitUntilEntered()
+                token.invalidate()
+                // The running callback still owns its closure: nothing it captured is gone.
+                aliveWhileRunning.value = probeRef.object != nil
+                gate.release()
+            }
+        }
+
+        // Then the closure stayed alive while it ran and was released when it returned
+        #expect(delivered.value == 1)
+        #expect(aliveWhileRunning.value == true)
+        #expect(!token.isValid)
+        #expect(probeRef.object == nil)
+    }
+
+    @Test func tokensEndedWhileAnotherThreadDeliversReleaseEveryClosureExactlyOnce() async {
+        // Given many tokens, each capturing its own probe, all pending
+        let queue = CoalescingQueue(target: .manual)
+        let person = CorePerson()
+        let count = 2_000
+        var probeRefs: [WeakObserverBox] = []
+        var tokens: [ObservationToken] = []
+        let calls = CoreCounter()
+        for _ in 0..<count {
+            let probe = CoreProbe()
+            probeRefs.append(WeakObserverBox(probe))
+            tokens.append(
+                person.observe(\.firstName, queue: queue) { [probe] _ in
+                    probe.touch()
+                    calls.increment()
+                })
+        }
+        person.firstName = "Ada"
+        let held = CoreBox(tokens)
+        tokens = []
+
+        // When one thread drains while another invalidates every token
+        await coreRunOnThreads(2) { index in
+            if index == 0 {
+                queue.drain()
+            } else {
+                for token in held.value { token.invalidate() }
+            }
+        }
+
+        // Then every closure is released (none kept by a delivery, none released twice, which
+        // would crash), and at most one callback ran per token
+        #expect(probeRefs.allSatisfy { $0.object == nil })
+        #expect(calls.value <= count)
+        #expect(held.value.allSatisfy { !$0.isValid })
+    }
+}
