@@ -32,7 +32,7 @@ public struct KeyPathChain<Root: ObservableModel, Value>: @unchecked Sendable {
     ) {
         var keyPath: AnyKeyPath?
         _ = segment(nil, &keyPath)
-        let key = PathStep.key(TypedKey(keyPath: keyPath!, reader: reader))
+        let key = PathStep.key(TypedKey(keyPath: KeyPathIdentity.canonical(keyPath!), reader: reader))
         steps = previous.map { $0.steps + [key] } ?? [key]
         self.evaluate = evaluate
     }
