@@ -9,6 +9,12 @@ private let userZipCode = KeyPathChain(\PathUser.address).then(\.zipCode)
 /// `currentUser.address.label`: an optional endpoint, flattened to `String?`.
 private let cacheLabel = KeyPathChain(\PathUserCache.currentUser).then(\.address).then(\.label)
 
+/// `cacheZipCode` spelled again, in a function of its own.
+@inline(never)
+private func spellCacheZipCode() -> KeyPathChain<PathUserCache, String?> {
+    KeyPathChain(\PathUserCache.currentUser).then(\.address).then(\.zipCode)
+}
+
 @Suite("Key path chains")
 struct KeyPathChainTests {
     // MARK: Depth
@@ -58,6 +64,19 @@ struct KeyPathChainTests {
         #expect(queue.drain() == 1)
         #expect(seen.values == [2, 3])
         withExtendedLifetime(token) {}
+    }
+
+    @Test
+    func chainsSpelledApartNameTheSameKeyPathObjects() {
+        // Given chains spelled apart from the same key path literals: here, in another
+        // function, and in a global's initializer
+        let here = KeyPathChain(\PathUserCache.currentUser).then(\.address).then(\.zipCode)
+        let elsewhere = spellCacheZipCode()
+
+        // Then they name the same key path objects, so tokens on any of them share one walk
+        #expect(here.path.typedIdentity != nil)
+        #expect(here.path.typedIdentity == elsewhere.path.typedIdentity)
+        #expect(here.path.typedIdentity == cacheZipCode.path.typedIdentity)
     }
 
     @Test

@@ -13,46 +13,115 @@
 /// Swift can't take a composed key path such as `\.currentUser?.address?.zipCode` apart at
 /// run time, which is why the chain keeps its segments.
 ///
-/// `@unchecked Sendable`: a chain holds only key paths, which are immutable.
+/// `@unchecked Sendable`: a chain holds only key paths, and closures that apply them.
 public struct KeyPathChain<Root: ObservableModel, Value>: @unchecked Sendable {
     let steps: [PathStep]
     /// The endpoint now; nil when an optional intermediate is nil.
     let evaluate: (Root) -> Value
 
-    private init(steps: [PathStep], evaluate: @escaping (Root) -> Value) {
-        self.steps = steps
+    /// Adds the segment read by `segment` to `previous` (nil for the first segment).
+    ///
+    /// The inlinable initializers build `reader` and `evaluate` in the caller's module, where
+    /// they are specialized; this part, which needs the key path object, stays here.
+    @usableFromInline
+    init<Previous, Model: ObservableModel, Next>(
+        appendingTo previous: KeyPathChain<Root, Previous>?,
+        segment: @escaping Segment<Model, Next>,
+        reader: @escaping (ObservableModel, AnyKeyPath) -> Any?,
+        evaluate: @escaping (Root) -> Value
+    ) {
+        var keyPath: AnyKeyPath?
+        _ = segment(nil, &keyPath)
+        let key = PathStep.key(TypedKey(keyPath: KeyPathIdentity.canonical(keyPath!), reader: reader))
+        steps = previous.map { $0.steps + [key] } ?? [key]
         self.evaluate = evaluate
     }
 
     /// Starts a chain with an `@Observed` property of `Root`.
+    @inlinable @inline(__always)
     public init(_ keyPath: KeyPath<Root, Value>) {
-        self.init(steps: [.key(TypedKey(keyPath))]) { $0[keyPath: keyPath] }
+        let segment = Self.segment(keyPath)
+        self.init(
+            appendingTo: KeyPathChain<Root, Value>?.none, segment: segment, reader: Self.reader(segment),
+            evaluate: { Self.read(segment, on: $0) })
     }
 
     /// The number of segments.
     public var count: Int { steps.count }
 
     /// Appends a segment read on a non-optional model.
+    @inlinable @inline(__always)
     public func then<Next>(_ keyPath: KeyPath<Value, Next>) -> KeyPathChain<Root, Next>
     where Value: ObservableModel {
-        let evaluate = self.evaluate
-        return KeyPathChain<Root, Next>(steps: steps + [.key(TypedKey(keyPath))]) { evaluate($0)[keyPath: keyPath] }
+        let segment = Self.segment(keyPath)
+        let evaluate = _evaluate
+        return KeyPathChain<Root, Next>(
+            appendingTo: self, segment: segment, reader: Self.reader(segment),
+            evaluate: { Self.read(segment, on: evaluate($0)) })
     }
 
     /// Appends a segment read on an optional model; the endpoint becomes optional.
+    @inlinable @inline(__always)
     public func then<Model: ObservableModel, Next>(_ keyPath: KeyPath<Model, Next>) -> KeyPathChain<Root, Next?>
     where Value == Model? {
-        let evaluate = self.evaluate
-        return KeyPathChain<Root, Next?>(steps: steps + [.key(TypedKey(keyPath))]) { evaluate($0)?[keyPath: keyPath] }
+        let segment = Self.segment(keyPath)
+        let evaluate = _evaluate
+        return KeyPathChain<Root, Next?>(
+            appendingTo: self, segment: segment, reader: Self.reader(segment),
+            evaluate: { evaluate($0).map { Self.read(segment, on: $0) } })
     }
 
     /// Appends an optional segment read on an optional model; optionals are flattened.
+    @inlinable @inline(__always)
     public func then<Model: ObservableModel, Next>(_ keyPath: KeyPath<Model, Next?>) -> KeyPathChain<Root, Next?>
     where Value == Model? {
-        let evaluate = self.evaluate
-        return KeyPathChain<Root, Next?>(steps: steps + [.key(TypedKey(keyPath))]) {
-            evaluate($0)?[keyPath: keyPath] ?? nil
+        let segment = Self.segment(keyPath)
+        let evaluate = _evaluate
+        return KeyPathChain<Root, Next?>(
+            appendingTo: self, segment: segment, reader: Self.reader(segment),
+            evaluate: { evaluate($0).flatMap { Self.read(segment, on: $0) } })
+    }
+
+    @usableFromInline
+    var _evaluate: (Root) -> Value { evaluate }
+
+    /// Reads one segment on a model, or, given nil, hands out its key path.
+    ///
+    /// The closure is the key path's only user. When it is built from a key path literal (the
+    /// inlinable callers are inlined into the code that spells the chain), the optimizer then
+    /// moves the literal into the closure and replaces the key path application with a direct
+    /// getter call: a few dozen instructions instead of about a thousand in the key path runtime.
+    @usableFromInline
+    typealias Segment<Model, Next> = (Model?, inout AnyKeyPath?) -> Next?
+
+    @inlinable @inline(__always)
+    static func segment<Model, Next>(_ keyPath: KeyPath<Model, Next>) -> Segment<Model, Next> {
+        { model, keyPathOut in
+            guard let model else {
+                keyPathOut = keyPath
+                return nil
+            }
+            return model[keyPath: keyPath]
         }
+    }
+
+    /// A path walk's reader for `segment`: nil for objects of other types.
+    @inlinable @inline(__always)
+    static func reader<Model: ObservableModel, Next>(
+        _ segment: @escaping Segment<Model, Next>
+    ) -> (ObservableModel, AnyKeyPath) -> Any? {
+        { object, _ in
+            // A class check on the metadata, cheaper than `as?` (a generic dynamic cast).
+            guard object is Model else { return nil }
+            let next: Next = read(segment, on: unsafeDowncast(object, to: Model.self))
+            return next
+        }
+    }
+
+    @inlinable @inline(__always)
+    static func read<Model, Next>(_ segment: Segment<Model, Next>, on model: Model) -> Next {
+        var unused: AnyKeyPath?
+        return segment(model, &unused).unsafelyUnwrapped
     }
 
     var path: ObservedPath { ObservedPath(steps: steps) }

@@ -87,6 +87,12 @@ struct TypedKey: @unchecked Sendable {
         reader(object, keyPath)
     }
 
+    /// A key whose `reader` applies `keyPath` some other way (see `KeyPathChain.Segment`).
+    init(keyPath: AnyKeyPath, reader: @escaping (ObservableModel, AnyKeyPath) -> Any?) {
+        self.keyPath = keyPath
+        self.reader = reader
+    }
+
     @inlinable @inline(__always)
     init<Root: ObservableModel, Value>(_ keyPath: KeyPath<Root, Value>) {
         self.keyPath = keyPath
