@@ -149,9 +149,10 @@ public final class CoalescingQueue: Sendable {
             for subscription in subscriptions[start..<end] {
                 if subscription.isRoot(changedObject) {
                     rooted.append(subscription)
-                } else {
-                    items.append(.deliveries([subscription], subscription.root))
+                } else if let root = subscription.root {
+                    items.append(.deliveries([subscription], root))
                 }
+                // A root that is gone is deinitializing; its deinit ends the subscription.
             }
             if !rooted.isEmpty { items.insert(.deliveries(rooted, changedObject), at: 0) }
             let schedule = queue.state.withLock { state in

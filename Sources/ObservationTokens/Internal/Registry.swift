@@ -159,12 +159,24 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
             if !candidates.isEmpty { CoalescingQueue.enqueue(candidates, changedObject: owner) }
         }
         guard let needsWork else { return }
-        var seen = Set<ObjectIdentifier>()
+        // A path may run through this property twice (`a.next.next` with `a.next === a`).
+        var seen = Set<ObjectIdentifier>(minimumCapacity: needsWork.count)
         var walks = WalkMemo()
+        // Queued together: tokens rooted at `owner` (1,000 views on `root.a.b`) share one item.
+        var pending: [Subscription] = []
         for (subscription, isLeaf) in needsWork where seen.insert(ObjectIdentifier(subscription)).inserted {
             if !isLeaf { subscription.retarget(walks: &walks) }
-            subscription.propertyDidChange(changedObject: owner, oldValue: oldValue)
+            if subscription.isImmediate {
+                subscription.propertyDidChange(changedObject: owner, oldValue: oldValue)
+            } else if subscription.markPending() {
+                subscription.recordOldValue(oldValue)
+                if pending.isEmpty { pending.reserveCapacity(needsWork.count) }
+                pending.append(subscription)
+            } else if subscription.needsOldValue {
+                subscription.recordOldValue(oldValue)
+            }
         }
+        if !pending.isEmpty { CoalescingQueue.enqueue(pending, changedObject: owner) }
     }
 
     private enum Route {

@@ -234,27 +234,45 @@ class Subscription: @unchecked Sendable {  // see the rules above
         }
         // Keep the edges that are already in place (matched by registry, property and role),
         // attach the new ones, detach the rest. Long paths match through a hash table, so
-        // retargeting stays linear; short ones, the usual case, by a scan, which is cheaper.
+        // retargeting stays linear; short ones, the usual case, by a scan that marks the
+        // edges it keeps in a bit mask (no copy of the edges, no allocation).
         var next = SmallArray<Edge>()
         next.reserveCapacity(keys.count)
-        if extras.edges.count <= 8 {
-            var remaining = Array(extras.edges)
-            for key in keys {
-                let registry = key.object.registry
-                if let index = remaining.firstIndex(where: {
-                    $0.registry === registry && $0.serial == key.serial && $0.isLeaf == key.isLeaf
-                }) {
-                    next.append(remaining.remove(at: index))
-                } else if let slot = registry.attach(
-                    self, serial: key.serial, isLeaf: key.isLeaf, owner: key.object, hooks: &hooks)
-                {
-                    next.append(Edge(registry: registry, serial: key.serial, slot: slot, isLeaf: key.isLeaf))
+        let old = extras.edges
+        if old.count <= 8 {
+            // Fields are read in place (`keys[i].serial`, not a copy of `keys[i]`): copying an
+            // edge key retains its model object, a slow retain for objects with weak references.
+            var kept: UInt8 = 0
+            for keyIndex in keys.indices {
+                let serial = keys[keyIndex].serial
+                let isLeaf = keys[keyIndex].isLeaf
+                let registryID = keys[keyIndex].object.existingRegistry.map(ObjectIdentifier.init)
+                var match = -1
+                for index in old.indices where kept & (1 << index) == 0 {
+                    if ObjectIdentifier(old[index].registry) == registryID && old[index].serial == serial
+                        && old[index].isLeaf == isLeaf
+                    {
+                        match = index
+                        break
+                    }
+                }
+                if match >= 0 {
+                    kept |= 1 << match
+                    next.append(old[match])
+                    continue
+                }
+                let object = keys[keyIndex].object
+                let registry = object.registry
+                if let slot = registry.attach(self, serial: serial, isLeaf: isLeaf, owner: object, hooks: &hooks) {
+                    next.append(Edge(registry: registry, serial: serial, slot: slot, isLeaf: isLeaf))
                 }
             }
-            for edge in remaining { edge.registry.detach(serial: edge.serial, slot: edge.slot, hooks: &hooks) }
+            for index in old.indices where kept & (1 << index) == 0 {
+                old[index].registry.detach(serial: old[index].serial, slot: old[index].slot, hooks: &hooks)
+            }
         } else {
             var remaining: [EdgeID: [Edge]] = [:]
-            for edge in extras.edges {
+            for edge in old {
                 remaining[EdgeID(edge.registry, edge.serial, edge.isLeaf), default: []].append(edge)
             }
             for key in keys {
