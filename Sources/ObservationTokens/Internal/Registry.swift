@@ -1,3 +1,5 @@
+import Synchronization
+
 /// Per-object token bookkeeping: for each observed property, the weak set of subscriptions
 /// whose paths run through it.
 ///
@@ -159,12 +161,17 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
             if !candidates.isEmpty { CoalescingQueue.enqueue(candidates, changedObject: owner) }
         }
         guard let needsWork else { return }
-        // A path may run through this property twice (`a.next.next` with `a.next === a`).
-        var seen = Set<ObjectIdentifier>(minimumCapacity: needsWork.count)
+        // A path may run through this property twice (`a.next.next` with `a.next === a`): each
+        // subscription is handled once per change, told apart by a stamp (cheaper than a set).
+        // Subscriptions without extras have a single edge, so they can't come twice.
+        let visit = Self.nextVisit.add(1, ordering: .relaxed).newValue
         var walks = WalkMemo()
         // Queued together: tokens rooted at `owner` (1,000 views on `root.a.b`) share one item.
         var pending: [Subscription] = []
-        for (subscription, isLeaf) in needsWork where seen.insert(ObjectIdentifier(subscription)).inserted {
+        for (subscription, isLeaf) in needsWork {
+            if let extras = subscription.extras, extras.lastVisit.exchange(visit, ordering: .relaxed) == visit {
+                continue
+            }
             if !isLeaf { subscription.retarget(walks: &walks) }
             if subscription.isImmediate {
                 subscription.propertyDidChange(changedObject: owner, oldValue: oldValue)
@@ -178,6 +185,9 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
         }
         if !pending.isEmpty { CoalescingQueue.enqueue(pending, changedObject: owner) }
     }
+
+    /// Stamps for `SubscriptionExtras.lastVisit`, one per change that needs the slow path.
+    private static let nextVisit = Atomic<UInt64>(0)
 
     private enum Route {
         case settled, enqueue, slowPath

@@ -232,6 +232,9 @@ class Subscription: @unchecked Sendable {  // see the rules above
             extras.edges = next
             return hooks
         }
+        if extras.edges.count == keys.count, keys.count <= 8, replaceInPlace(keys, in: &extras, hooks: &hooks) {
+            return hooks
+        }
         // Keep the edges that are already in place (matched by registry, property and role),
         // attach the new ones, detach the rest. Long paths match through a hash table, so
         // retargeting stays linear; short ones, the usual case, by a scan that marks the
@@ -291,6 +294,56 @@ class Subscription: @unchecked Sendable {  // see the rules above
         }
         extras.edges = next
         return hooks
+    }
+
+    /// The usual retarget (an object on the path replaced): each new edge takes the place of
+    /// the old edge at its position, in place, without building a new list. Returns false,
+    /// changing nothing, when the path changed shape (a key matches an edge at another position).
+    private func replaceInPlace(
+        _ keys: SmallArray<ObservedPath.EdgeKey>, in extras: inout SubscriptionExtras.State,
+        hooks: inout ObservationStateHooks
+    ) -> Bool {
+        func matches(_ edge: Int, _ key: Int) -> Bool {
+            extras.edges[edge].serial == keys[key].serial && extras.edges[edge].isLeaf == keys[key].isLeaf
+                && ObjectIdentifier(extras.edges[edge].registry)
+                    == keys[key].object.existingRegistry.map(ObjectIdentifier.init)
+        }
+        var moved: UInt8 = 0
+        for index in keys.indices where !matches(index, index) { moved |= 1 << index }
+        if moved == 0 { return true }
+        for index in keys.indices where moved & (1 << index) != 0 {
+            for other in keys.indices where other != index && moved & (1 << other) != 0 && matches(other, index) {
+                return false
+            }
+        }
+        // Attach every new edge before detaching any old one, so a property that stays observed
+        // never reports a 1 → 0 → 1 transition.
+        var failed: UInt8 = 0
+        withUnsafeTemporaryAllocation(of: Edge.self, capacity: keys.count) { old in
+            for index in keys.indices where moved & (1 << index) != 0 {
+                let object = keys[index].object
+                let registry = object.registry
+                let serial = keys[index].serial
+                let isLeaf = keys[index].isLeaf
+                if let slot = registry.attach(self, serial: serial, isLeaf: isLeaf, owner: object, hooks: &hooks) {
+                    let edge = Edge(registry: registry, serial: serial, slot: slot, isLeaf: isLeaf)
+                    old.initializeElement(at: index, to: extras.edges.replace(at: index, with: edge))
+                } else {
+                    // Only if the object deinitialized, which the key (a strong reference) rules
+                    // out; handled anyway: its edge goes away.
+                    failed |= 1 << index
+                    old.initializeElement(at: index, to: extras.edges[index])
+                }
+            }
+            for index in keys.indices where moved & (1 << index) != 0 {
+                let edge = old.moveElement(from: index)
+                edge.registry.detach(serial: edge.serial, slot: edge.slot, hooks: &hooks)
+            }
+        }
+        if failed != 0 {
+            extras.edges = SmallArray(extras.edges.indices.filter { failed & (1 << $0) == 0 }.map { extras.edges[$0] })
+        }
+        return true
     }
 
     // MARK: Ending

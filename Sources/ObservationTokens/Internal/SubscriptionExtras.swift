@@ -1,3 +1,5 @@
+import Synchronization
+
 /// The parts of a subscription that most tokens never need, kept out of line so a plain
 /// single-property token stays small (see `docs/Performance.md`, W7), together with the lock
 /// that guards them.
@@ -10,6 +12,10 @@
 final class SubscriptionExtras: Locked<SubscriptionExtras.State>, @unchecked Sendable {  // state is guarded by Locked
     /// The observed paths; empty for a single-property change token.
     let paths: [ObservedPath]
+
+    /// The last change (a `Registry.nextVisit` stamp) that handled this subscription, so one
+    /// change handles it once even if its path runs through the changed property twice.
+    let lastVisit = Atomic<UInt64>(0)
 
     struct State {
         /// Where the paths run now.
