@@ -41,12 +41,11 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
     /// Adds `subscription` to the observers of `serial` (a property, or `*`).
     /// Returns the slot for `detach`, or nil once the owner has deinitialized.
     func attach(
-        _ subscription: Subscription, serial: UInt64, isLeaf: Bool, owner: ObservableModel,
-        hooks: inout ObservationStateHooks
+        _ subscription: Subscription, serial: UInt64, isLeaf: Bool, hooks: inout ObservationStateHooks
     ) -> Int? {
         let result = withLock { state -> (slot: Int, transition: Bool)? in
             guard !state.isDead else { return nil }
-            return insert(subscription, serial: serial, isLeaf: isLeaf, owner: owner, into: &state)
+            return insert(subscription, serial: serial, isLeaf: isLeaf, into: &state)
         }
         guard let result else { return nil }
         if result.transition { hooks.append(registry: self, serial: serial, isObserved: true) }
@@ -57,12 +56,12 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
     /// before: the lookup and the insert under one lock. Returns nil if the key path is not
     /// known yet (or the owner has deinitialized); the caller resolves it and uses `attach`.
     func attach(
-        _ subscription: Subscription, keyPath: AnyKeyPath, owner: ObservableModel, hooks: inout ObservationStateHooks
+        _ subscription: Subscription, keyPath: AnyKeyPath, hooks: inout ObservationStateHooks
     ) -> (serial: UInt64, slot: Int)? {
         let result = withLock { state -> (serial: UInt64, slot: Int, transition: Bool)? in
             guard !state.isDead, let serial = state.resolvedKeys.first(where: { $0.keyPath === keyPath })?.serial
             else { return nil }
-            let (slot, transition) = insert(subscription, serial: serial, isLeaf: true, owner: owner, into: &state)
+            let (slot, transition) = insert(subscription, serial: serial, isLeaf: true, into: &state)
             return (serial, slot, transition)
         }
         guard let result else { return nil }
@@ -73,13 +72,13 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
     /// Under the lock. Whether the property became observed is worked out only for owners that
     /// want to hear about it (it scans for `*` observers).
     private func insert(
-        _ subscription: Subscription, serial: UInt64, isLeaf: Bool, owner: ObservableModel,
-        into state: inout RegistryState
+        _ subscription: Subscription, serial: UInt64, isLeaf: Bool, into state: inout RegistryState
     ) -> (slot: Int, transition: Bool) {
         let index = state.index(of: serial)
         let wasObserved = reportsObservationState && state.isObserved(propertyAt: index)
         let slot = state.properties[index].members.insert(subscription, flag: isLeaf)
-        owner._edgeCount.add(1, ordering: .relaxed)  // the caller's strong reference, not ours
+        // The owner is alive: we hold the lock and it is not dead (see `owner`).
+        _ = owner._withUnsafeGuaranteedRef { $0._edgeCount.add(1, ordering: .relaxed) }
         return (slot, reportsObservationState && !wasObserved)
     }
 

@@ -153,9 +153,9 @@ class Subscription: @unchecked Sendable {  // see the rules above
     final func start(root: ObservableModel, key: TypedKey) -> Bool {
         var hooks = ObservationStateHooks()
         // Known key path (the usual case): resolved and attached under one lock.
-        var attached = rootRegistry.attach(self, keyPath: key.keyPath, owner: root, hooks: &hooks)
+        var attached = rootRegistry.attach(self, keyPath: key.keyPath, hooks: &hooks)
         if attached == nil, let serial = PathStep.key(key).resolveSerial(on: root),
-            let slot = rootRegistry.attach(self, serial: serial, isLeaf: true, owner: root, hooks: &hooks)
+            let slot = rootRegistry.attach(self, serial: serial, isLeaf: true, hooks: &hooks)
         {
             attached = (serial, slot)
         }
@@ -222,10 +222,8 @@ class Subscription: @unchecked Sendable {  // see the rules above
             // First attach: nothing to keep or detach.
             var next = SmallArray<Edge>()
             for key in keys {
-                let registry = key.object.registry
-                if let slot = registry.attach(
-                    self, serial: key.serial, isLeaf: key.isLeaf, owner: key.object, hooks: &hooks)
-                {
+                let registry = key.registry
+                if let slot = registry.attach(self, serial: key.serial, isLeaf: key.isLeaf, hooks: &hooks) {
                     next.append(Edge(registry: registry, serial: key.serial, slot: slot, isLeaf: key.isLeaf))
                 }
             }
@@ -249,7 +247,7 @@ class Subscription: @unchecked Sendable {  // see the rules above
             for keyIndex in keys.indices {
                 let serial = keys[keyIndex].serial
                 let isLeaf = keys[keyIndex].isLeaf
-                let registryID = keys[keyIndex].object.existingRegistry.map(ObjectIdentifier.init)
+                let registryID = ObjectIdentifier(keys[keyIndex].registry)
                 var match = -1
                 for index in old.indices where kept & (1 << index) == 0 {
                     if ObjectIdentifier(old[index].registry) == registryID && old[index].serial == serial
@@ -264,9 +262,8 @@ class Subscription: @unchecked Sendable {  // see the rules above
                     next.append(old[match])
                     continue
                 }
-                let object = keys[keyIndex].object
-                let registry = object.registry
-                if let slot = registry.attach(self, serial: serial, isLeaf: isLeaf, owner: object, hooks: &hooks) {
+                let registry = keys[keyIndex].registry
+                if let slot = registry.attach(self, serial: serial, isLeaf: isLeaf, hooks: &hooks) {
                     next.append(Edge(registry: registry, serial: serial, slot: slot, isLeaf: isLeaf))
                 }
             }
@@ -279,12 +276,10 @@ class Subscription: @unchecked Sendable {  // see the rules above
                 remaining[EdgeID(edge.registry, edge.serial, edge.isLeaf), default: []].append(edge)
             }
             for key in keys {
-                let registry = key.object.registry
+                let registry = key.registry
                 if let kept = remaining[EdgeID(registry, key.serial, key.isLeaf)]?.popLast() {
                     next.append(kept)
-                } else if let slot = registry.attach(
-                    self, serial: key.serial, isLeaf: key.isLeaf, owner: key.object, hooks: &hooks)
-                {
+                } else if let slot = registry.attach(self, serial: key.serial, isLeaf: key.isLeaf, hooks: &hooks) {
                     next.append(Edge(registry: registry, serial: key.serial, slot: slot, isLeaf: key.isLeaf))
                 }
             }
@@ -306,7 +301,7 @@ class Subscription: @unchecked Sendable {  // see the rules above
         func matches(_ edge: Int, _ key: Int) -> Bool {
             extras.edges[edge].serial == keys[key].serial && extras.edges[edge].isLeaf == keys[key].isLeaf
                 && ObjectIdentifier(extras.edges[edge].registry)
-                    == keys[key].object.existingRegistry.map(ObjectIdentifier.init)
+                    == ObjectIdentifier(keys[key].registry)
         }
         var moved: UInt8 = 0
         for index in keys.indices where !matches(index, index) { moved |= 1 << index }
@@ -321,16 +316,14 @@ class Subscription: @unchecked Sendable {  // see the rules above
         var failed: UInt8 = 0
         withUnsafeTemporaryAllocation(of: Edge.self, capacity: keys.count) { old in
             for index in keys.indices where moved & (1 << index) != 0 {
-                let object = keys[index].object
-                let registry = object.registry
+                let registry = keys[index].registry
                 let serial = keys[index].serial
                 let isLeaf = keys[index].isLeaf
-                if let slot = registry.attach(self, serial: serial, isLeaf: isLeaf, owner: object, hooks: &hooks) {
+                if let slot = registry.attach(self, serial: serial, isLeaf: isLeaf, hooks: &hooks) {
                     let edge = Edge(registry: registry, serial: serial, slot: slot, isLeaf: isLeaf)
                     old.initializeElement(at: index, to: extras.edges.replace(at: index, with: edge))
                 } else {
-                    // Only if the object deinitialized, which the key (a strong reference) rules
-                    // out; handled anyway: its edge goes away.
+                    // The object deinitialized since the walk: its edge goes away.
                     failed |= 1 << index
                     old.initializeElement(at: index, to: extras.edges[index])
                 }

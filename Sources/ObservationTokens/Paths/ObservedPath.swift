@@ -70,10 +70,18 @@ struct ObservedPath: Sendable {
 
     /// A place the path currently runs through.
     struct EdgeKey {
-        let object: ObservableModel
+        /// The registry of the object the edge is on. Kept rather than the object: registries
+        /// have no weak references, so copying a key costs a fast retain, not a side-table one.
+        let registry: Registry
         /// The property's storage serial, or `PathStep.wildcardSerial` for `*`.
         let serial: UInt64
         let isLeaf: Bool
+
+        init(object: ObservableModel, serial: UInt64, isLeaf: Bool) {
+            registry = object.registry
+            self.serial = serial
+            self.isLeaf = isLeaf
+        }
     }
 
     /// The end of a path, as seen at one moment.
