@@ -28,8 +28,9 @@
 /// > Note: **Lifetime.** The token holds the observed object and the observer weakly, and the
 /// > observed object never retains the token. The callback closure is released inside the call
 /// > that ends the token: `invalidate()`, the token's `deinit`, the observed object's `deinit`,
-/// > or the delivery that finds the observer gone. If the callback is running on another thread
-/// > at that moment, the closure is released when that call returns.
+/// > or the delivery that finds the observer gone. If the callback is running at that moment (on
+/// > another thread, or because it invalidated its own token), the closure is released when that
+/// > call returns.
 ///
 /// > Note: **Threading.** All members are safe to call from any thread. Once `invalidate()`
 /// > returns, the callback never starts again, even for a change already pending in this tick
