@@ -222,11 +222,12 @@ import Testing
             for number in 0..<perThread {
                 var model: CoreCountedModel? = CoreCountedModel(deinits: deinits)
                 var token: ObservationToken? = model!.observe(\.value, observer: listener, queue: queue) { _, _ in }
+                // Explicit lifetimes: optimized builds may release a value after its last use.
                 if number.isMultiple(of: 2) {
-                    model = nil
+                    withExtendedLifetime(token) { model = nil }
                     token = nil
                 } else {
-                    token = nil
+                    withExtendedLifetime(model) { token = nil }
                     model = nil
                 }
                 withExtendedLifetime((model, token)) {}
