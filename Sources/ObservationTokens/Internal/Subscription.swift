@@ -97,7 +97,8 @@ class Subscription: @unchecked Sendable {  // see the rules above
     ) {
         self.queue = queue
         self.rootRegistry = root.registry
-        self.weakObserver = observer
+        // A weak store costs a runtime call even for nil, which most tokens have.
+        if let observer { weakObserver = observer }
         self.site = site
         isImmediate = options.contains(.immediate)
         wantsEndpoints = options.contains(.endpointChanges)
