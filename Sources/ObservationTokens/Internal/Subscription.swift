@@ -197,14 +197,18 @@ class Subscription: @unchecked Sendable {  // see the rules above
     /// release may deinit them). A walk that started before a newer one is dropped: the newer
     /// walk saw a later state.
     final func retarget(walks: inout WalkMemo) {
-        guard !isProperty, let extras, let root = rootRegistry.weakOwner else { return }
+        guard !isProperty, let extras else { return }
         let generation = extras.withLock { state -> UInt64? in
             guard isActive else { return nil }
             state.walkGeneration &+= 1
             return state.walkGeneration
         }
         guard let generation else { return }
-        let edges = walks.edges(for: extras.paths, from: root)
+        // The root is loaded (a weak load and a side-table retain) only if no other token with
+        // this root and path walked it already during this change.
+        guard let edges = walks.edges(for: extras.paths, rootID: rootID, root: { rootRegistry.weakOwner }) else {
+            return
+        }
         let hooks = extras.withLock { state -> ObservationStateHooks in
             guard isActive, state.walkGeneration == generation else { return ObservationStateHooks() }
             return apply(edges, to: &state)
@@ -659,23 +663,29 @@ typealias _GeneralCallback = @Sendable (_ observer: AnyObject?, _ root: Observab
 /// path (say, 1,000 views watching `cache.currentUser.address.zipCode`): each is walked once.
 /// Paths are told apart by their key path objects; other paths are walked for each token.
 struct WalkMemo {
-    private var walks:
-        [(root: ObjectIdentifier, identity: [ObjectIdentifier], edges: SmallArray<ObservedPath.EdgeKey>)] = []
+    // Each walk keeps its root alive, so no other object can take its identity meanwhile.
+    private var walks: [(root: ObservableModel, identity: [ObjectIdentifier], edges: SmallArray<ObservedPath.EdgeKey>)] =
+        []
     private static let limit = 8
 
-    mutating func edges(for paths: [ObservedPath], from root: ObservableModel) -> SmallArray<
-        ObservedPath.EdgeKey
-    > {
+    /// The edges of `paths` from the root identified by `rootID`; `root` is called only when a
+    /// walk is needed, and nil (the root is gone) makes this nil.
+    mutating func edges(
+        for paths: [ObservedPath], rootID: ObjectIdentifier, root: () -> ObservableModel?
+    ) -> SmallArray<ObservedPath.EdgeKey>? {
         guard paths.count == 1, let identity = paths[0].typedIdentity else {
+            guard let root = root() else { return nil }
             var edges = SmallArray<ObservedPath.EdgeKey>()
             for path in paths { _ = path.walk(from: root, into: &edges, needsEndpoint: false) }
             return edges
         }
-        let rootID = ObjectIdentifier(root)
-        if let known = walks.first(where: { $0.root == rootID && $0.identity == identity }) { return known.edges }
+        if let known = walks.first(where: { ObjectIdentifier($0.root) == rootID && $0.identity == identity }) {
+            return known.edges
+        }
+        guard let root = root() else { return nil }
         var edges = SmallArray<ObservedPath.EdgeKey>()
         _ = paths[0].walk(from: root, into: &edges, needsEndpoint: false)
-        if walks.count < Self.limit { walks.append((rootID, identity, edges)) }
+        if walks.count < Self.limit { walks.append((root, identity, edges)) }
         return edges
     }
 }
