@@ -22,16 +22,6 @@ struct SmallArray<Element>: RandomAccessCollection {
         if head == nil { head = element } else { tail.append(element) }
     }
 
-    /// Replaces the element at `position` (in place: the storage is kept) and returns the old one.
-    mutating func replace(at position: Int, with element: Element) -> Element {
-        if position == 0 {
-            defer { head = element }
-            return head!
-        }
-        defer { tail[position - 1] = element }
-        return tail[position - 1]
-    }
-
     mutating func reserveCapacity(_ capacity: Int) {
         if capacity > 1 { tail.reserveCapacity(capacity - 1) }
     }

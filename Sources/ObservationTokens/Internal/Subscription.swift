@@ -173,7 +173,7 @@ class Subscription: @unchecked Sendable {  // see the rules above
     /// Attaches a `.paths` target's initial edges. Returns false (and ends) when a path's first
     /// step does not name an `@Observed` property of the root.
     final func start(root: ObservableModel) -> Bool {
-        var edges = SmallArray<ObservedPath.EdgeKey>()
+        var edges = [ObservedPath.EdgeKey]()
         var endpoints: [ObservedPath.Endpoint] = []
         for path in paths {
             guard let endpoint = path.walk(from: root, into: &edges, needsEndpoint: wantsEndpoints) else {
@@ -219,13 +219,13 @@ class Subscription: @unchecked Sendable {  // see the rules above
 
     /// Makes `state.edges` match `keys`, keeping edges that are already in place. Under the
     /// extras' lock.
-    private func apply(_ keys: SmallArray<ObservedPath.EdgeKey>, to extras: inout SubscriptionExtras.State)
+    private func apply(_ keys: [ObservedPath.EdgeKey], to extras: inout SubscriptionExtras.State)
         -> ObservationStateHooks
     {
         var hooks = ObservationStateHooks()
         if extras.edges.isEmpty {
             // First attach: nothing to keep or detach.
-            var next = SmallArray<Edge>()
+            var next = [Edge]()
             for key in keys {
                 let registry = key.registry
                 if let slot = registry.attach(self, serial: key.serial, isLeaf: key.isLeaf, hooks: &hooks) {
@@ -242,7 +242,7 @@ class Subscription: @unchecked Sendable {  // see the rules above
         // attach the new ones, detach the rest. Long paths match through a hash table, so
         // retargeting stays linear; short ones, the usual case, by a scan that marks the
         // edges it keeps in a bit mask (no copy of the edges, no allocation).
-        var next = SmallArray<Edge>()
+        var next = [Edge]()
         next.reserveCapacity(keys.count)
         let old = extras.edges
         if old.count <= 8 {
@@ -300,7 +300,7 @@ class Subscription: @unchecked Sendable {  // see the rules above
     /// the old edge at its position, in place, without building a new list. Returns false,
     /// changing nothing, when the path changed shape (a key matches an edge at another position).
     private func replaceInPlace(
-        _ keys: SmallArray<ObservedPath.EdgeKey>, in extras: inout SubscriptionExtras.State,
+        _ keys: [ObservedPath.EdgeKey], in extras: inout SubscriptionExtras.State,
         hooks: inout ObservationStateHooks
     ) -> Bool {
         func matches(_ edge: Int, _ key: Int) -> Bool {
@@ -326,7 +326,8 @@ class Subscription: @unchecked Sendable {  // see the rules above
                 let isLeaf = keys[index].isLeaf
                 if let slot = registry.attach(self, serial: serial, isLeaf: isLeaf, hooks: &hooks) {
                     let edge = Edge(registry: registry, serial: serial, slot: slot, isLeaf: isLeaf)
-                    old.initializeElement(at: index, to: extras.edges.replace(at: index, with: edge))
+                    old.initializeElement(at: index, to: extras.edges[index])
+                    extras.edges[index] = edge
                 } else {
                     // The object deinitialized since the walk: its edge goes away.
                     failed |= 1 << index
@@ -339,7 +340,7 @@ class Subscription: @unchecked Sendable {  // see the rules above
             }
         }
         if failed != 0 {
-            extras.edges = SmallArray(extras.edges.indices.filter { failed & (1 << $0) == 0 }.map { extras.edges[$0] })
+            extras.edges = extras.edges.indices.filter { failed & (1 << $0) == 0 }.map { extras.edges[$0] }
         }
         return true
     }
@@ -664,7 +665,7 @@ typealias _GeneralCallback = @Sendable (_ observer: AnyObject?, _ root: Observab
 /// Paths are told apart by their key path objects; other paths are walked for each token.
 struct WalkMemo {
     // Each walk keeps its root alive, so no other object can take its identity meanwhile.
-    private var walks: [(root: ObservableModel, identity: [ObjectIdentifier], edges: SmallArray<ObservedPath.EdgeKey>)] =
+    private var walks: [(root: ObservableModel, identity: [ObjectIdentifier], edges: [ObservedPath.EdgeKey])] =
         []
     private static let limit = 8
 
@@ -672,10 +673,10 @@ struct WalkMemo {
     /// walk is needed, and nil (the root is gone) makes this nil.
     mutating func edges(
         for paths: [ObservedPath], rootID: ObjectIdentifier, root: () -> ObservableModel?
-    ) -> SmallArray<ObservedPath.EdgeKey>? {
+    ) -> [ObservedPath.EdgeKey]? {
         guard paths.count == 1, let identity = paths[0].typedIdentity else {
             guard let root = root() else { return nil }
-            var edges = SmallArray<ObservedPath.EdgeKey>()
+            var edges = [ObservedPath.EdgeKey]()
             for path in paths { _ = path.walk(from: root, into: &edges, needsEndpoint: false) }
             return edges
         }
@@ -683,7 +684,7 @@ struct WalkMemo {
             return known.edges
         }
         guard let root = root() else { return nil }
-        var edges = SmallArray<ObservedPath.EdgeKey>()
+        var edges = [ObservedPath.EdgeKey]()
         _ = paths[0].walk(from: root, into: &edges, needsEndpoint: false)
         if walks.count < Self.limit { walks.append((root, identity, edges)) }
         return edges

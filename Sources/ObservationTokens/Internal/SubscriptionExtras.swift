@@ -19,7 +19,7 @@ final class SubscriptionExtras: Locked<SubscriptionExtras.State>, @unchecked Sen
 
     struct State {
         /// Where the paths run now.
-        var edges = SmallArray<Edge>()
+        var edges = [Edge]()
         /// Orders concurrent retargeting walks: an older walk never overwrites a newer one's edges.
         var walkGeneration: UInt64 = 0
         /// Change tokens: this tick's old value.
@@ -40,7 +40,7 @@ final class SubscriptionExtras: Locked<SubscriptionExtras.State>, @unchecked Sen
     func takeEnded() -> Ended {
         withLock { state in
             defer {
-                state.edges = SmallArray()
+                state.edges = []
                 state.oldValue = nil
                 state.lastEndpoints = []
             }
@@ -49,7 +49,7 @@ final class SubscriptionExtras: Locked<SubscriptionExtras.State>, @unchecked Sen
     }
 
     struct Ended {
-        let edges: SmallArray<Edge>
+        let edges: [Edge]
         let oldValue: Any?
         let lastEndpoints: [StoredEndpoint]
     }

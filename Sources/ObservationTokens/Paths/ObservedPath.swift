@@ -98,7 +98,7 @@ struct ObservedPath: Sendable {
     /// Iterative, so a path of any length can't exhaust the stack. A `*` in the middle fans
     /// out; each (object, step) pair is visited once, so cycles in the object graph can't make
     /// the walk blow up.
-    func walk(from root: ObservableModel, into edges: inout SmallArray<EdgeKey>, needsEndpoint: Bool = true)
+    func walk(from root: ObservableModel, into edges: inout [EdgeKey], needsEndpoint: Bool = true)
         -> Endpoint?
     {
         if hasInnerWildcard { return fanOut(from: root, into: &edges) }
@@ -129,7 +129,7 @@ struct ObservedPath: Sendable {
     }
 
     /// The walk for paths with a `*` before the last step: a tree, not a line.
-    private func fanOut(from root: ObservableModel, into edges: inout SmallArray<EdgeKey>) -> Endpoint? {
+    private func fanOut(from root: ObservableModel, into edges: inout [EdgeKey]) -> Endpoint? {
         var work: [(object: ObservableModel, index: Int)] = [(root, 0)]
         var visited = Set<VisitKey>()
         var rootResolved = false
