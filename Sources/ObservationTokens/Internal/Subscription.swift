@@ -238,16 +238,16 @@ class Subscription: @unchecked Sendable {  // see the rules above
         if extras.edges.count == keys.count, keys.count <= 8, replaceInPlace(keys, in: &extras, hooks: &hooks) {
             return hooks
         }
-        // Keep the edges that are already in place (matched by registry, property and role),
-        // attach the new ones, detach the rest. Long paths match through a hash table, so
-        // retargeting stays linear; short ones, the usual case, by a scan that marks the
-        // edges it keeps in a bit mask (no copy of the edges, no allocation).
+        // The path changed shape: keep the edges that are still in place (matched by registry,
+        // property and role), attach the new ones, detach the rest. Long paths match through a
+        // hash table, so retargeting stays linear; short ones by a scan that marks the edges it
+        // keeps in a bit mask.
         var next = [Edge]()
         next.reserveCapacity(keys.count)
         let old = extras.edges
         if old.count <= 8 {
-            // Fields are read in place (`keys[i].serial`, not a copy of `keys[i]`): copying an
-            // edge key retains its model object, a slow retain for objects with weak references.
+            // Fields are read in place (`keys[i].serial`, not a copy of `keys[i]`), which
+            // retains nothing.
             var kept: UInt8 = 0
             for keyIndex in keys.indices {
                 let serial = keys[keyIndex].serial
