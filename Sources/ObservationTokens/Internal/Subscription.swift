@@ -84,10 +84,11 @@ class Subscription: @unchecked Sendable {  // see the rules above
     @exclusivity(unchecked) private var propertySlot: Int32 = -1
     final let flags = Atomic<UInt32>(0)
 
-    /// Subclasses add the callback, stored with its own type (see `_ModelSubscription`).
-    @usableFromInline
+    /// Subclasses add the callback, stored with its own type (see `_ModelSubscription`), and
+    /// pass the root's registry (they borrow the root: a retain of a model goes through its
+    /// side table).
     init(
-        root: ObservableModel,
+        rootRegistry: Registry,
         observer: AnyObject?,
         target: Target,
         options: ObservationOptions,
@@ -96,7 +97,7 @@ class Subscription: @unchecked Sendable {  // see the rules above
         site: CreationSite
     ) {
         self.queue = queue
-        self.rootRegistry = root.registry
+        self.rootRegistry = rootRegistry
         // A weak store costs a runtime call even for nil, which most tokens have.
         if let observer { weakObserver = observer }
         self.site = site

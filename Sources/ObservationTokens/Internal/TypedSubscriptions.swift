@@ -3,6 +3,10 @@
 // Each stores the caller's closure with the caller's own types. Converting a
 // `(Counter) -> Void` to `(ObservableModel) -> Void` with `unsafeBitCast` would make the compiler
 // wrap it in reabstraction thunks: one more allocation per token and two more calls per delivery.
+//
+// The root is taken `__shared` (borrowed): only its registry is kept, and a retain of a model
+// goes through its side table (models have weak references). `borrowing` would say the same, but
+// Swift 6.3 rejects reading `registry` through the generic type from a `borrowing` parameter.
 
 /// A subscription whose callback receives the observed object.
 @usableFromInline
@@ -11,12 +15,12 @@ final class _ModelSubscription<Model: ObservableModel>: Subscription, @unchecked
 
     @usableFromInline
     init(
-        root: Model, target: Target, options: ObservationOptions, queue: CoalescingQueue, site: CreationSite,
+        root: __shared Model, target: Target, options: ObservationOptions, queue: CoalescingQueue, site: CreationSite,
         callback: @escaping @Sendable (Model) -> Void
     ) {
         self.callback = callback
         super.init(
-            root: root, observer: nil, target: target, options: options, queue: queue, wantsOldValue: false,
+            rootRegistry: root.registry, observer: nil, target: target, options: options, queue: queue, wantsOldValue: false,
             site: site)
     }
 
@@ -37,12 +41,12 @@ final class _ObserverSubscription<Observer: AnyObject, Model: ObservableModel>: 
 
     @usableFromInline
     init(
-        root: Model, observer: Observer, target: Target, options: ObservationOptions, queue: CoalescingQueue,
+        root: __shared Model, observer: Observer, target: Target, options: ObservationOptions, queue: CoalescingQueue,
         site: CreationSite, callback: @escaping @Sendable (Observer, Model) -> Void
     ) {
         self.callback = callback
         super.init(
-            root: root, observer: observer, target: target, options: options, queue: queue, wantsOldValue: false,
+            rootRegistry: root.registry, observer: observer, target: target, options: options, queue: queue, wantsOldValue: false,
             site: site)
     }
 
@@ -63,12 +67,12 @@ final class ErasedSubscription: Subscription, @unchecked Sendable {  // see Subs
     @exclusivity(unchecked) private var callback: _TokenCallback?
 
     init(
-        root: ObservableModel, observer: AnyObject?, target: Target, options: ObservationOptions,
+        root: __shared ObservableModel, observer: AnyObject?, target: Target, options: ObservationOptions,
         queue: CoalescingQueue, wantsOldValue: Bool, site: CreationSite, callback: _TokenCallback
     ) {
         self.callback = callback
         super.init(
-            root: root, observer: observer, target: target, options: options, queue: queue,
+            rootRegistry: root.registry, observer: observer, target: target, options: options, queue: queue,
             wantsOldValue: wantsOldValue, site: site)
     }
 
