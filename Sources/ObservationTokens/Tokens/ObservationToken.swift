@@ -45,7 +45,8 @@ public final class ObservationToken: Sendable, Hashable, CustomDebugStringConver
     }
 
     deinit {
-        subscription.end()
+        // The token holds the subscription until this deinit finishes; no retain needed.
+        Unmanaged.passUnretained(subscription)._withUnsafeGuaranteedRef { $0.end() }
     }
 
     /// Whether the observation is still active.
