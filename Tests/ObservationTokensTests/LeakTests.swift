@@ -260,6 +260,43 @@ import Testing
         #expect(person.observerCount(of: \.firstName) == 0)
     }
 
+    @Test func objectCountsItsObservedPropertiesNotItsTokens() {
+        // The counter is what lets setters of unobserved objects skip all bookkeeping; it
+        // changes only when a property gains its first edge or loses its last.
+        let queue = CoalescingQueue(target: .manual)
+        let person = CorePerson()
+        // (Explicit lifetimes: optimized builds may release a value after its last use.)
+        var ageTokens = (0..<100).map { _ in person.observe(\.age, queue: queue) { _ in } }
+        withExtendedLifetime(ageTokens) {
+            #expect(person._edgeCount.load(ordering: .relaxed) == 1)
+            #expect(person.attachedEdgeCount == 100)
+        }
+
+        let nameToken = person.observe(\.firstName, queue: queue) { _ in }
+        withExtendedLifetime(ageTokens) {
+            #expect(person._edgeCount.load(ordering: .relaxed) == 2)
+        }
+
+        ageTokens.removeLast(99)
+        withExtendedLifetime(ageTokens) {
+            #expect(person._edgeCount.load(ordering: .relaxed) == 2)
+            #expect(person.attachedEdgeCount == 2)
+        }
+
+        ageTokens.removeAll()
+        #expect(person._edgeCount.load(ordering: .relaxed) == 1)
+        nameToken.invalidate()
+        #expect(person._edgeCount.load(ordering: .relaxed) == 0)
+        #expect(person.attachedEdgeCount == 0)
+
+        // And a property observed again counts again
+        let again = person.observe(\.age, queue: queue) { _ in }
+        person.age = 7
+        #expect(person._edgeCount.load(ordering: .relaxed) == 1)
+        #expect(queue.drain() == 1)
+        withExtendedLifetime(again) {}
+    }
+
     @Test(.enabled(if: LiveCounters.isCounting, "subscriptions are counted in debug builds only"))
     func liveSubscriptionCountReturnsToBaselineForEveryEnding() async {
         // Runs in a child process, where no other test creates subscriptions.

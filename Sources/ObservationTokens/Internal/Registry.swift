@@ -76,9 +76,12 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
     ) -> (slot: Int, transition: Bool) {
         let index = state.index(of: serial)
         let wasObserved = reportsObservationState && state.isObserved(propertyAt: index)
+        let wasEmpty = state.properties[index].members.isEmpty
         let slot = state.properties[index].members.insert(subscription, flag: isLeaf)
-        // The owner is alive: we hold the lock and it is not dead (see `owner`).
-        _ = owner._withUnsafeGuaranteedRef { $0._edgeCount.add(1, ordering: .relaxed) }
+        if wasEmpty {
+            // The owner is alive: we hold the lock and it is not dead (see `owner`).
+            _ = owner._withUnsafeGuaranteedRef { $0._edgeCount.add(1, ordering: .relaxed) }
+        }
         return (slot, reportsObservationState && !wasObserved)
     }
 
@@ -91,7 +94,9 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
             let before = state.properties[index].members.count
             state.properties[index].members.remove(at: slot)
             guard state.properties[index].members.count < before else { return false }
-            _ = self.owner._withUnsafeGuaranteedRef { $0._edgeCount.subtract(1, ordering: .relaxed) }
+            if state.properties[index].members.isEmpty {
+                _ = self.owner._withUnsafeGuaranteedRef { $0._edgeCount.subtract(1, ordering: .relaxed) }
+            }
             // An entry left empty stays, with its (small) table, for the property's next observer.
             return !(!reportsObservationState || state.isObserved(propertyAt: index))
         }
@@ -205,6 +210,11 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
                     ? total + property.members.count : total
             }
         }
+    }
+
+    /// Edges attached here, over all properties (for tests and introspection).
+    var attachedEdgeCount: Int {
+        withLock { state in state.properties.reduce(0) { $0 + $1.members.count } }
     }
 
     /// Serials with at least one observer (`wildcardSerial` for `*`).

@@ -60,7 +60,6 @@ class Subscription: @unchecked Sendable {  // see the rules above
     final let rootRegistry: Registry
     /// Present for `.paths` targets and change tokens.
     final let extras: SubscriptionExtras?
-    private weak var weakObserver: AnyObject?
     /// The drain that last delivered this subscription. Only drains of `queue` touch it, and
     /// they never overlap.
     @exclusivity(unchecked) private var firedInDrain: UInt64 = 0
@@ -89,7 +88,7 @@ class Subscription: @unchecked Sendable {  // see the rules above
     /// side table).
     init(
         rootRegistry: Registry,
-        observer: AnyObject?,
+        hasObserver: Bool,
         target: Target,
         options: ObservationOptions,
         queue: CoalescingQueue,
@@ -98,13 +97,11 @@ class Subscription: @unchecked Sendable {  // see the rules above
     ) {
         self.queue = queue
         self.rootRegistry = rootRegistry
-        // A weak store costs a runtime call even for nil, which most tokens have.
-        if let observer { weakObserver = observer }
         self.site = site
         isImmediate = options.contains(.immediate)
         wantsEndpoints = options.contains(.endpointChanges)
         isInitial = options.contains(.initial)
-        hasObserver = observer != nil
+        self.hasObserver = hasObserver
         self.wantsOldValue = wantsOldValue
         switch target {
         case .property:
@@ -138,12 +135,16 @@ class Subscription: @unchecked Sendable {  // see the rules above
     final var rootTypeName: String { String(describing: rootRegistry.ownerType) }
     final var isActive: Bool { flags.load(ordering: .acquiring) & Flag.ended == 0 }
     final var root: ObservableModel? { rootRegistry.weakOwner }
-    final var observer: AnyObject? { weakObserver }
+    final var observer: AnyObject? { loadObserver() }
     /// The observer's identity while it is alive (a dead one can't be asked about).
-    final var observerID: ObjectIdentifier? { weakObserver.map(ObjectIdentifier.init) }
+    final var observerID: ObjectIdentifier? { loadObserver().map(ObjectIdentifier.init) }
 
     /// True when an observer was given and is gone.
-    final var observerIsGone: Bool { hasObserver && weakObserver == nil }
+    final var observerIsGone: Bool { hasObserver && loadObserver() == nil }
+
+    /// The observer, if one was given and is alive. Subclasses that take an observer hold it
+    /// weakly; the others have no weak reference to initialize and destroy.
+    func loadObserver() -> AnyObject? { nil }
 
     /// The observed paths of a `.paths` target.
     final var paths: [ObservedPath] { extras?.paths ?? [] }
@@ -394,7 +395,7 @@ class Subscription: @unchecked Sendable {  // see the rules above
     }
 
     private func noticeRootDeinit() {
-        guard let observer = weakObserver as? ObservedObjectDeinitObserver else { return }
+        guard let observer = loadObserver() as? ObservedObjectDeinitObserver else { return }
         let notice = ObservedObjectDeinitNotice(objectID: rootID, typeName: rootTypeName, site: site)
         let box = WeakObserverBox(observer)
         let deliver: @Sendable () -> Void = {
@@ -532,7 +533,7 @@ class Subscription: @unchecked Sendable {  // see the rules above
         // The observer must be alive; otherwise the token ends.
         var observer: AnyObject?
         if hasObserver {
-            observer = weakObserver
+            observer = loadObserver()
             guard observer != nil else {
                 end()
                 return .skipped
@@ -554,7 +555,7 @@ class Subscription: @unchecked Sendable {  // see the rules above
     @discardableResult
     final func deliverNow(oldValue: Any?, isChange: Bool) -> Bool {
         guard let root = rootRegistry.weakOwner else { return false }
-        let observer = weakObserver
+        let observer = loadObserver()
         guard beginDelivery(clearing: 0) else { return false }
         defer { finishDelivery() }
         guard !hasObserver || observer != nil else {

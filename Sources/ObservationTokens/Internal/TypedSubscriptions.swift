@@ -20,8 +20,8 @@ final class _ModelSubscription<Model: ObservableModel>: Subscription, @unchecked
     ) {
         self.callback = callback
         super.init(
-            rootRegistry: root.registry, observer: nil, target: target, options: options, queue: queue, wantsOldValue: false,
-            site: site)
+            rootRegistry: root.registry, hasObserver: false, target: target, options: options, queue: queue,
+            wantsOldValue: false, site: site)
     }
 
     override func invoke(observer: AnyObject?, root: ObservableModel) {
@@ -38,6 +38,7 @@ final class _ModelSubscription<Model: ObservableModel>: Subscription, @unchecked
 @usableFromInline
 final class _ObserverSubscription<Observer: AnyObject, Model: ObservableModel>: Subscription, @unchecked Sendable {  // see Subscription
     @exclusivity(unchecked) private var callback: (@Sendable (Observer, Model) -> Void)?
+    private weak var weakObserver: Observer?
 
     @usableFromInline
     init(
@@ -45,10 +46,13 @@ final class _ObserverSubscription<Observer: AnyObject, Model: ObservableModel>: 
         site: CreationSite, callback: @escaping @Sendable (Observer, Model) -> Void
     ) {
         self.callback = callback
+        self.weakObserver = observer
         super.init(
-            rootRegistry: root.registry, observer: observer, target: target, options: options, queue: queue, wantsOldValue: false,
-            site: site)
+            rootRegistry: root.registry, hasObserver: true, target: target, options: options, queue: queue,
+            wantsOldValue: false, site: site)
     }
+
+    override func loadObserver() -> AnyObject? { weakObserver }
 
     override func invoke(observer: AnyObject?, root: ObservableModel) {
         // Deliveries pass the observer given at creation (an `Observer`), alive.
@@ -65,16 +69,20 @@ final class _ObserverSubscription<Observer: AnyObject, Model: ObservableModel>: 
 /// closure (change tokens, chains, string paths).
 final class ErasedSubscription: Subscription, @unchecked Sendable {  // see Subscription
     @exclusivity(unchecked) private var callback: _TokenCallback?
+    private weak var weakObserver: AnyObject?
 
     init(
         root: __shared ObservableModel, observer: AnyObject?, target: Target, options: ObservationOptions,
         queue: CoalescingQueue, wantsOldValue: Bool, site: CreationSite, callback: _TokenCallback
     ) {
         self.callback = callback
+        if let observer { weakObserver = observer }  // a weak store costs a runtime call, even of nil
         super.init(
-            rootRegistry: root.registry, observer: observer, target: target, options: options, queue: queue,
-            wantsOldValue: wantsOldValue, site: site)
+            rootRegistry: root.registry, hasObserver: observer != nil, target: target, options: options,
+            queue: queue, wantsOldValue: wantsOldValue, site: site)
     }
+
+    override func loadObserver() -> AnyObject? { weakObserver }
 
     override func invoke(observer: AnyObject?, root: ObservableModel) {
         invoke(observer: observer, root: root, oldValue: nil)

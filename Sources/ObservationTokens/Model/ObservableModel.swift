@@ -24,7 +24,9 @@ import Synchronization
 /// > Note: From the moment an observed property is set until that change is delivered, the
 /// > object is retained by the pending delivery, so its observers run before it goes away.
 open class ObservableModel {
-    /// Number of live observation edges on this object; 0 lets setters skip all bookkeeping.
+    /// Number of this object's properties (and `*`) with at least one observation edge; 0 lets
+    /// setters skip all bookkeeping. Changed only when a property gains its first edge or loses
+    /// its last, so creating and ending the 2nd to 100th token on a property never touches it.
     @usableFromInline
     final let _edgeCount = Atomic<Int>(0)
 
@@ -67,6 +69,9 @@ open class ObservableModel {
     }
 
     /// Slow path of an `@Observed` setter: the object has tokens and the value really changed.
+    /// Observation edges attached to this object, counted in its registry (test hook).
+    final var attachedEdgeCount: Int { existingRegistry?.attachedEdgeCount ?? 0 }
+
     @usableFromInline
     final func _propertyDidChange(serial: UInt64, oldValue: () -> Any) {
         let bits = registryBits.load(ordering: .acquiring)

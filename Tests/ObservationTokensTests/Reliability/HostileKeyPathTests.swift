@@ -217,7 +217,7 @@ private let node = "RelHostileNode"
         let count = Self.segmentCount
         let path = Array(repeating: "next", count: count - 1).joined(separator: ".") + ".name"
         let token = try graph.a.observe(path: path, queue: queue) { _ in }
-        let edges = [graph.a, graph.b, graph.c].map { $0._edgeCount.load(ordering: .relaxed) }
+        let edges = [graph.a, graph.b, graph.c].map(\.attachedEdgeCount)
         #expect(edges.reduce(0, +) == count)
 
         let replacement = RelHostileNode()
@@ -227,6 +227,7 @@ private let node = "RelHostileNode"
 
         #expect(token.isValid)
         #expect(delivered == 1)
+        #expect(graph.c.attachedEdgeCount == 0)
         #expect(graph.c._edgeCount.load(ordering: .relaxed) == 0)
         token.invalidate()
         replacement.next = nil
@@ -246,7 +247,7 @@ private let node = "RelHostileNode"
         let token = try graph.a.observe(path: path, queue: queue) { _ in }
 
         #expect(token.isValid)
-        let edges = [graph.a, graph.b, graph.c].map { $0._edgeCount.load(ordering: .relaxed) }
+        let edges = [graph.a, graph.b, graph.c].map(\.attachedEdgeCount)
         #expect(edges.allSatisfy { $0 <= Self.wildcardLevels })
         token.invalidate()
         #expect([graph.a, graph.b, graph.c].allSatisfy { $0._edgeCount.load(ordering: .relaxed) == 0 })

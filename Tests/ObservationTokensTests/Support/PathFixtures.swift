@@ -291,7 +291,7 @@ final class PathRecorder<Element: Sendable>: Sendable {
 }
 
 extension ObservableModel {
-    /// Live observation edges on this object (test hook).
+    /// Properties of this object with live observation edges; 0 when none (test hook).
     var pathEdgeCount: Int {
         _edgeCount.load(ordering: .relaxed)
     }
