@@ -433,8 +433,9 @@ class Subscription: @unchecked Sendable {  // see the rules above
 
     /// Keeps `oldValue` as this tick's old value unless one is recorded already.
     final func recordOldValue(_ oldValue: () -> Any?) {
-        guard wantsOldValue, flags.bitwiseOr(Flag.hasOldValue, ordering: .acquiringAndReleasing).oldValue
-            & Flag.hasOldValue == 0
+        guard wantsOldValue,
+            flags.bitwiseOr(Flag.hasOldValue, ordering: .acquiringAndReleasing).oldValue
+                & Flag.hasOldValue == 0
         else { return }
         guard let extras else { return }
         let value = oldValue()
@@ -620,7 +621,8 @@ class Subscription: @unchecked Sendable {  // see the rules above
         if isProperty {
             guard propertySlot >= 0 else { return "<key path>" }
             // A dead root's registry remembers its property names.
-            let name = rootRegistry.weakOwner.map { PropertyTable($0).name(ofSerial: propertySerial) }
+            let name =
+                rootRegistry.weakOwner.map { PropertyTable($0).name(ofSerial: propertySerial) }
                 ?? rootRegistry.rememberedName(ofSerial: propertySerial)
             return name ?? "<key path>"
         }
@@ -772,7 +774,9 @@ struct CreationSite: @unchecked Sendable, CustomStringConvertible {  // points t
 
     @usableFromInline
     var description: String {
-        let name = file.map { String(decoding: UnsafeRawBufferPointer(start: $0, count: Int(fileLength)), as: UTF8.self) }
+        let name = file.map {
+            String(decoding: UnsafeRawBufferPointer(start: $0, count: Int(fileLength)), as: UTF8.self)
+        }
         return "\(name ?? "?"):\(line)"
     }
 }

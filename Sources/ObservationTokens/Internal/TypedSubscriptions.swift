@@ -36,7 +36,8 @@ final class _ModelSubscription<Model: ObservableModel>: Subscription, @unchecked
 
 /// A subscription whose callback receives the observer and the observed object.
 @usableFromInline
-final class _ObserverSubscription<Observer: AnyObject, Model: ObservableModel>: Subscription, @unchecked Sendable {  // see Subscription
+// `@unchecked Sendable`: see `Subscription`.
+final class _ObserverSubscription<Observer: AnyObject, Model: ObservableModel>: Subscription, @unchecked Sendable {
     @exclusivity(unchecked) private var callback: (@Sendable (Observer, Model) -> Void)?
     private weak var weakObserver: Observer?
 
