@@ -639,31 +639,6 @@ class Subscription: @unchecked Sendable {  // see the rules above
     }
 }
 
-/// A token's callback with its types erased.
-///
-/// The two common shapes keep the user's closure itself, so creating a token allocates no
-/// adapter closure. `observe` stores a `(Self) -> Void` as `(ObservableModel) -> Void` (and an
-/// `(Observer, Self) -> Void` as `(AnyObject, ObservableModel) -> Void`) with `unsafeBitCast`:
-/// both are thick functions of the same shape taking class references directly, so the
-/// representation is the same, and the subscription only ever calls them with its own root (a
-/// `Self`) and observer.
-@usableFromInline
-enum _TokenCallback: Sendable {
-    case model(_ModelCallback)
-    case observerAndModel(_ObserverCallback)
-    case general(_GeneralCallback)
-}
-
-/// Callback shapes, as stored by `_TokenCallback`.
-@usableFromInline
-typealias _ModelCallback = @Sendable (ObservableModel) -> Void
-@usableFromInline
-typealias _ObserverCallback = @Sendable (AnyObject, ObservableModel) -> Void
-/// The observer (nil without one), the observed object, and the old value for change tokens
-/// (nil when unknown).
-@usableFromInline
-typealias _GeneralCallback = @Sendable (_ observer: AnyObject?, _ root: ObservableModel, _ oldValue: Any?) -> Void
-
 /// Walks made during one change, shared by every token with the same root and the same typed
 /// path (say, 1,000 views watching `cache.currentUser.address.zipCode`): each is walked once.
 /// Paths are told apart by their key path objects; other paths are walked for each token.
@@ -747,37 +722,6 @@ enum StoredEndpoint {
         default:
             false
         }
-    }
-}
-
-/// Where a token was created, for debug descriptions.
-///
-/// Keeps the file ID's address rather than the `StaticString` (17 bytes, 24 with padding): every
-/// token stores one. A `#fileID` literal lives in the binary for the whole process.
-@usableFromInline
-struct CreationSite: @unchecked Sendable, CustomStringConvertible {  // points to immutable static text
-    private let file: UnsafeRawPointer?
-    private let fileLength: UInt32
-    let line: UInt32
-
-    @usableFromInline
-    init(fileID: StaticString, line: UInt) {
-        if fileID.hasPointerRepresentation {
-            file = UnsafeRawPointer(fileID.utf8Start)
-            fileLength = UInt32(clamping: fileID.utf8CodeUnitCount)
-        } else {
-            file = nil
-            fileLength = 0
-        }
-        self.line = UInt32(clamping: line)
-    }
-
-    @usableFromInline
-    var description: String {
-        let name = file.map {
-            String(decoding: UnsafeRawBufferPointer(start: $0, count: Int(fileLength)), as: UTF8.self)
-        }
-        return "\(name ?? "?"):\(line)"
     }
 }
 

@@ -67,14 +67,14 @@ final class _ObserverSubscription<Observer: AnyObject, Model: ObservableModel>: 
 }
 
 /// A subscription with a type-erased callback, for the entry points that build their own
-/// closure (change tokens, chains, string paths).
+/// closure (change tokens, chains delivering their endpoint).
 final class ErasedSubscription: Subscription, @unchecked Sendable {  // see Subscription
-    @exclusivity(unchecked) private var callback: _TokenCallback?
+    @exclusivity(unchecked) private var callback: _GeneralCallback?
     private weak var weakObserver: AnyObject?
 
     init(
         root: __shared ObservableModel, observer: AnyObject?, target: Target, options: ObservationOptions,
-        queue: CoalescingQueue, wantsOldValue: Bool, site: CreationSite, callback: _TokenCallback
+        queue: CoalescingQueue, wantsOldValue: Bool, site: CreationSite, callback: @escaping _GeneralCallback
     ) {
         self.callback = callback
         if let observer { weakObserver = observer }  // a weak store costs a runtime call, even of nil
@@ -90,19 +90,15 @@ final class ErasedSubscription: Subscription, @unchecked Sendable {  // see Subs
     }
 
     override func invoke(observer: AnyObject?, root: ObservableModel, oldValue: Any?) {
-        switch callback {
-        case .model(let function):
-            function(root)
-        case .observerAndModel(let function):
-            if let observer { function(observer, root) }
-        case .general(let function):
-            function(observer, root, oldValue)
-        case nil:
-            break
-        }
+        callback?(observer, root, oldValue)
     }
 
     override func releaseCallback() {
         callback = nil
     }
 }
+
+/// A type-erased callback: the observer (nil without one), the observed object, and the old
+/// value for change tokens (nil when unknown).
+@usableFromInline
+typealias _GeneralCallback = @Sendable (_ observer: AnyObject?, _ root: ObservableModel, _ oldValue: Any?) -> Void

@@ -34,7 +34,7 @@ extension ModelObserving where Self: ObservableModel {
         makeToken(
             paths: [chain.path], observer: nil, options: options, queue: queue,
             site: CreationSite(fileID: fileID, line: line),
-            callback: .general { _, root, _ in
+            callback: { _, root, _ in
                 let model = unsafeDowncast(root, to: Self.self)
                 callback(model, chain.evaluate(model))
             })
@@ -65,10 +65,10 @@ extension ModelObserving where Self: ObservableModel {
         line: UInt = #line,
         _ callback: @escaping @Sendable (Observer, Self) -> Void
     ) -> ObservationToken {
-        makeToken(
-            paths: [chain.path], observer: observer, options: options, queue: queue,
-            site: CreationSite(fileID: fileID, line: line),
-            callback: .observerAndModel(unsafeBitCast(callback, to: _ObserverCallback.self)))
+        _observe(
+            _ObserverSubscription(
+                root: self, observer: observer, target: .paths([chain.path]), options: options, queue: queue,
+                site: CreationSite(fileID: fileID, line: line), callback: callback))
     }
 
     /// Observes several key path chains with one token: one callback per tick, whichever of
@@ -96,10 +96,10 @@ extension ModelObserving where Self: ObservableModel {
         line: UInt = #line,
         _ callback: @escaping @Sendable (Self) -> Void
     ) -> ObservationToken {
-        makeToken(
-            paths: chains.map { ObservedPath(steps: $0.steps) }, observer: nil, options: options, queue: queue,
-            site: CreationSite(fileID: fileID, line: line),
-            callback: .model(unsafeBitCast(callback, to: _ModelCallback.self)))
+        _observe(
+            _ModelSubscription(
+                root: self, target: .paths(chains.map { ObservedPath(steps: $0.steps) }), options: options,
+                queue: queue, site: CreationSite(fileID: fileID, line: line), callback: callback))
     }
 
     /// Observes a dotted string key path, resolved at run time against property names.
@@ -152,10 +152,10 @@ extension ModelObserving where Self: ObservableModel {
     ) throws(KeyPathError) -> ObservationToken {
         var parsed: [ObservedPath] = []
         for path in paths { parsed.append(try StringKeyPath.parse(path, root: self)) }
-        return makeToken(
-            paths: parsed, observer: nil, options: options, queue: queue,
-            site: CreationSite(fileID: fileID, line: line),
-            callback: .model(unsafeBitCast(callback, to: _ModelCallback.self)))
+        return _observe(
+            _ModelSubscription(
+                root: self, target: .paths(parsed), options: options, queue: queue,
+                site: CreationSite(fileID: fileID, line: line), callback: callback))
     }
 
     /// Observes a dotted string key path on behalf of `observer`, held weakly.
@@ -178,9 +178,9 @@ extension ModelObserving where Self: ObservableModel {
         _ callback: @escaping @Sendable (Observer, Self) -> Void
     ) throws(KeyPathError) -> ObservationToken {
         let parsed = try StringKeyPath.parse(path, root: self)
-        return makeToken(
-            paths: [parsed], observer: observer, options: options, queue: queue,
-            site: CreationSite(fileID: fileID, line: line),
-            callback: .observerAndModel(unsafeBitCast(callback, to: _ObserverCallback.self)))
+        return _observe(
+            _ObserverSubscription(
+                root: self, observer: observer, target: .paths([parsed]), options: options, queue: queue,
+                site: CreationSite(fileID: fileID, line: line), callback: callback))
     }
 }

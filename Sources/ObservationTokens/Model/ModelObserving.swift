@@ -192,7 +192,7 @@ extension ModelObserving where Self: ObservableModel {
         let key = TypedKey(keyPath)
         return _observe(
             key, observer: nil, options: options, queue: queue, wantsOldValue: true, fileID: fileID, line: line,
-            callback: .general { _, root, oldValue in
+            callback: { _, root, oldValue in
                 let model = unsafeDowncast(root, to: Self.self)
                 let new = model[keyPath: unsafeDowncast(key.keyPath, to: KeyPath<Self, Value>.self)]
                 let old = (oldValue as? Value) ?? new
@@ -202,8 +202,8 @@ extension ModelObserving where Self: ObservableModel {
 }
 
 extension ObservableModel {
-    /// Creates a token for one typed key path. The non-generic half of the `observe` methods.
-    /// Starts a single-key-path subscription built by an inlinable entry point.
+    /// Starts a single-key-path subscription built by an inlinable entry point: the
+    /// non-generic half of the `observe` methods.
     @usableFromInline
     final func _observe(_ key: TypedKey, subscription: Subscription) -> ObservationToken {
         let token = ObservationToken(subscription: subscription)
@@ -235,7 +235,7 @@ extension ObservableModel {
         wantsOldValue: Bool,
         fileID: StaticString,
         line: UInt,
-        callback: _TokenCallback
+        callback: @escaping _GeneralCallback
     ) -> ObservationToken {
         _observe(
             key,
@@ -251,7 +251,7 @@ extension ObservableModel {
         queue: CoalescingQueue,
         wantsOldValue: Bool = false,
         site: CreationSite,
-        callback: _TokenCallback
+        callback: @escaping _GeneralCallback
     ) -> ObservationToken {
         let subscription = ErasedSubscription(
             root: self, observer: observer, target: .paths(Array(paths)), options: options, queue: queue,
