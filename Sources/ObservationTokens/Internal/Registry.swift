@@ -98,7 +98,7 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
                 _ = self.owner._withUnsafeGuaranteedRef { $0._edgeCount.subtract(1, ordering: .relaxed) }
             }
             // An entry left empty stays, with its (small) table, for the property's next observer.
-            return !(!reportsObservationState || state.isObserved(propertyAt: index))
+            return reportsObservationState && !state.isObserved(propertyAt: index)
         }
         if transition { hooks.append(registry: self, serial: serial, isObserved: false) }
     }

@@ -135,7 +135,6 @@ class Subscription: @unchecked Sendable {  // see the rules above
     final var rootTypeName: String { String(describing: rootRegistry.ownerType) }
     final var isActive: Bool { flags.load(ordering: .acquiring) & Flag.ended == 0 }
     final var root: ObservableModel? { rootRegistry.weakOwner }
-    final var observer: AnyObject? { loadObserver() }
     /// The observer's identity while it is alive (a dead one can't be asked about).
     final var observerID: ObjectIdentifier? { loadObserver().map(ObjectIdentifier.init) }
 
