@@ -69,7 +69,8 @@ class Subscription: @unchecked Sendable {  // see the rules above
     final let site: CreationSite
     final let isImmediate: Bool
     final let wantsEndpoints: Bool
-    private let isInitial: Bool
+    /// Whether to deliver once right after starting (`.initial`).
+    final let isInitial: Bool
     /// Whether a live observer is required for delivery (the `observer:` variants).
     final let hasObserver: Bool
     /// Whether the setter should hand over the old value (single-property change tokens).
@@ -77,9 +78,8 @@ class Subscription: @unchecked Sendable {  // see the rules above
     /// A single-property token delivered through the queue without old values: a setter makes
     /// it pending under the registry lock with one atomic operation, and nothing else.
     final let isPlain: Bool
-    private let isProperty: Bool
     /// Whether this is a `.property` target (started with `start(root:key:)`).
-    final var isPropertyTarget: Bool { isProperty }
+    final let isProperty: Bool
     @exclusivity(unchecked) private var propertySlot: Int32 = -1
     final let flags = Atomic<UInt32>(0)
 
@@ -122,14 +122,6 @@ class Subscription: @unchecked Sendable {  // see the rules above
             LiveCounters.subscriptions.subtract(1, ordering: .relaxed)
         }
     #endif
-
-    final var options: ObservationOptions {
-        var options: ObservationOptions = []
-        if isInitial { options.insert(.initial) }
-        if isImmediate { options.insert(.immediate) }
-        if wantsEndpoints { options.insert(.endpointChanges) }
-        return options
-    }
 
     final var rootID: ObjectIdentifier { rootRegistry.ownerID }
     final var rootTypeName: String { String(describing: rootRegistry.ownerType) }

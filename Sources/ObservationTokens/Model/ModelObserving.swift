@@ -207,8 +207,8 @@ extension ObservableModel {
     @usableFromInline
     final func _observe(_ key: TypedKey, subscription: Subscription) -> ObservationToken {
         let token = ObservationToken(subscription: subscription)
-        if subscription.isPropertyTarget {
-            if subscription.start(root: self, key: key), subscription.options.contains(.initial) {
+        if subscription.isProperty {
+            if subscription.start(root: self, key: key), subscription.isInitial {
                 subscription.deliverNow(oldValue: nil, isChange: false)
             }
         } else {
@@ -267,7 +267,7 @@ extension ObservableModel {
     @discardableResult
     final func start(_ subscription: Subscription) -> Bool {
         guard subscription.start(root: self) else { return false }
-        if subscription.options.contains(.initial) {
+        if subscription.isInitial {
             subscription.deliverNow(oldValue: nil, isChange: false)
         }
         return true
