@@ -71,7 +71,7 @@ import Testing
         #expect(refs.token == nil)
         #expect(refs.subscription == nil)
         #expect(refs.probe == nil)
-        #expect(held.person?._edgeCount.load(ordering: .relaxed) == 0)
+        #expect(held.person?.observedPropertyCount == 0)
 
         // And the observer and observed object were never retained by the library
         held.observer = nil
@@ -110,7 +110,7 @@ import Testing
 
         // Then the closure is gone and the object has no edges
         #expect(refs.probe == nil)
-        #expect(held.person?._edgeCount.load(ordering: .relaxed) == 0)
+        #expect(held.person?.observedPropertyCount == 0)
 
         // And the ends go as soon as their owners let go
         held.observer = nil
@@ -194,7 +194,7 @@ import Testing
         #expect(queue.drain() == 0)
         #expect(held.token?.isValid == false)
         #expect(refs.probe == nil)
-        #expect(held.person?._edgeCount.load(ordering: .relaxed) == 0)
+        #expect(held.person?.observedPropertyCount == 0)
 
         held.person = nil
         held.token = nil
@@ -268,31 +268,31 @@ import Testing
         // (Explicit lifetimes: optimized builds may release a value after its last use.)
         var ageTokens = (0..<100).map { _ in person.observe(\.age, queue: queue) { _ in } }
         withExtendedLifetime(ageTokens) {
-            #expect(person._edgeCount.load(ordering: .relaxed) == 1)
+            #expect(person.observedPropertyCount == 1)
             #expect(person.attachedEdgeCount == 100)
         }
 
         let nameToken = person.observe(\.firstName, queue: queue) { _ in }
         withExtendedLifetime(ageTokens) {
-            #expect(person._edgeCount.load(ordering: .relaxed) == 2)
+            #expect(person.observedPropertyCount == 2)
         }
 
         ageTokens.removeLast(99)
         withExtendedLifetime(ageTokens) {
-            #expect(person._edgeCount.load(ordering: .relaxed) == 2)
+            #expect(person.observedPropertyCount == 2)
             #expect(person.attachedEdgeCount == 2)
         }
 
         ageTokens.removeAll()
-        #expect(person._edgeCount.load(ordering: .relaxed) == 1)
+        #expect(person.observedPropertyCount == 1)
         nameToken.invalidate()
-        #expect(person._edgeCount.load(ordering: .relaxed) == 0)
+        #expect(person.observedPropertyCount == 0)
         #expect(person.attachedEdgeCount == 0)
 
         // And a property observed again counts again
         let again = person.observe(\.age, queue: queue) { _ in }
         person.age = 7
-        #expect(person._edgeCount.load(ordering: .relaxed) == 1)
+        #expect(person.observedPropertyCount == 1)
         #expect(queue.drain() == 1)
         withExtendedLifetime(again) {}
     }

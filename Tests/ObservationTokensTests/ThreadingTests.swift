@@ -77,7 +77,7 @@ import Testing
             #expect(person.observerCount(of: \.age) == 2)
             #expect(person.observerCount(of: \.firstName) == 0)
             #expect(person.attachedEdgeCount == 2)
-            #expect(person._edgeCount.load(ordering: .relaxed) == 1)  // one observed property
+            #expect(person.observedPropertyCount == 1)  // one observed property
         }
         withExtendedLifetime(stableTokens) {}
     }
@@ -163,7 +163,7 @@ import Testing
         // Then the property went 1→0 once and nothing is attached
         #expect(model.transitions.entries == ["first+", "first-"])
         #expect(model.observerCount(of: \.first) == 0)
-        #expect(model._edgeCount.load(ordering: .relaxed) == 0)
+        #expect(model.observedPropertyCount == 0)
         model.first = 2
         #expect(queue.drain() == 0)
     }

@@ -103,6 +103,28 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
         if transition { hooks.append(registry: self, serial: serial, isObserved: false) }
     }
 
+    // MARK: Reads by path walks
+
+    /// Runs `read` (which reads properties of the owner for a path walk) under the lock, the
+    /// first time marking the owner as read by paths: from then on its `@Observed` setters
+    /// store under this lock too, so the read never overlaps a write of the property on
+    /// another thread (see `ObservableModel._readByPaths`). `read` gets the serial cached for
+    /// a key path, if any. Returns nil once the owner has deinitialized.
+    func readForPath<T>(_ read: ((AnyKeyPath) -> UInt64?) -> T) -> T? {
+        withLock { state in
+            guard !state.isDead else { return nil }
+            if !state.isReadByPaths {
+                state.isReadByPaths = true
+                // The owner is alive: we hold the lock and it is not dead (see `owner`).
+                _ = owner._withUnsafeGuaranteedRef {
+                    $0._edgeCount.add(ObservableModel._readByPaths, ordering: .relaxed)
+                }
+            }
+            let keys = state.resolvedKeys
+            return read { keyPath in keys.first { $0.keyPath === keyPath }?.serial }
+        }
+    }
+
     // MARK: Changes
 
     /// The slow path of a setter: tell every subscription on `serial` (and on `*`).
@@ -169,7 +191,7 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
         // subscription is handled once per change, told apart by a stamp (cheaper than a set).
         // Subscriptions without extras have a single edge, so they can't come twice.
         let visit = Self.nextVisit.add(1, ordering: .relaxed).newValue
-        var walks = WalkMemo()
+        var walks = WalkMemo(changed: owner, serial: serial)
         // Queued together: tokens rooted at `owner` (1,000 views on `root.a.b`) share one item.
         var pending: [Subscription] = []
         for (subscription, isLeaf) in needsWork {
@@ -187,6 +209,9 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
                 subscription.recordOldValue(oldValue)
             }
         }
+        // What a walk read may have changed before its edges were attached (a set on an object
+        // that had no edges yet tells no one): read again, now that they are, and walk again.
+        walks.revalidate()
         if !pending.isEmpty { CoalescingQueue.enqueue(pending, changedObject: owner) }
     }
 
@@ -309,6 +334,8 @@ struct RegistryState {
     var properties: [PropertyObservers] = []
     var retained: [Subscription] = []
     var isDead = false
+    /// Whether a path walk has read the owner's properties (see `readForPath`).
+    var isReadByPaths = false
     /// Property names read in the owner's deinit, for the descriptions of tokens rooted there.
     var namesAfterDeinit: [(serial: UInt64, name: String)] = []
     var resolvedKeys: [(keyPath: AnyKeyPath, serial: UInt64)] = []

@@ -50,6 +50,8 @@ class Subscription: @unchecked Sendable {  // see the rules above
         /// Change tokens: this tick's old value is recorded.
         static let hasOldValue: UInt32 = 1 << 1
         static let ended: UInt32 = 1 << 2
+        /// Path tokens: an object on a path deinitialized; walk the paths again before delivering.
+        static let needsWalk: UInt32 = 1 << 3
         /// Deliveries running count in the bits from here up.
         static let delivering: UInt32 = 1 << 8
     }
@@ -168,8 +170,9 @@ class Subscription: @unchecked Sendable {  // see the rules above
     final func start(root: ObservableModel) -> Bool {
         var edges = [ObservedPath.EdgeKey]()
         var endpoints: [ObservedPath.Endpoint] = []
-        for path in paths {
-            guard let endpoint = path.walk(from: root, into: &edges, needsEndpoint: wantsEndpoints) else {
+        for (index, path) in paths.enumerated() {
+            guard let endpoint = path.walk(from: root, pathIndex: index, into: &edges, needsEndpoint: wantsEndpoints)
+            else {
                 end()
                 return false
             }
@@ -177,164 +180,12 @@ class Subscription: @unchecked Sendable {  // see the rules above
         }
         guard let extras else { return false }
         let hooks = extras.withLock { state in
+            var hooks = ObservationStateHooks()
             if !endpoints.isEmpty { state.lastEndpoints = endpoints.map(StoredEndpoint.init) }
-            return apply(edges, to: &state)
-        }
-        hooks.run()
-        return true
-    }
-
-    /// Re-walks every path from the root and moves the edges to where the paths run now.
-    ///
-    /// Walking happens outside the lock (it creates strong references to model objects, whose
-    /// release may deinit them). A walk that started before a newer one is dropped: the newer
-    /// walk saw a later state.
-    final func retarget(walks: inout WalkMemo) {
-        guard !isProperty, let extras else { return }
-        let generation = extras.withLock { state -> UInt64? in
-            guard isActive else { return nil }
-            state.walkGeneration &+= 1
-            return state.walkGeneration
-        }
-        guard let generation else { return }
-        // The root is loaded (a weak load and a side-table retain) only if no other token with
-        // this root and path walked it already during this change.
-        guard let edges = walks.edges(for: extras.paths, rootID: rootID, root: { rootRegistry.weakOwner }) else {
-            return
-        }
-        let hooks = extras.withLock { state -> ObservationStateHooks in
-            guard isActive, state.walkGeneration == generation else { return ObservationStateHooks() }
-            return apply(edges, to: &state)
-        }
-        hooks.run()
-        withExtendedLifetime(edges) {}
-    }
-
-    /// Makes `state.edges` match `keys`, keeping edges that are already in place. Under the
-    /// extras' lock.
-    private func apply(_ keys: [ObservedPath.EdgeKey], to extras: inout SubscriptionExtras.State)
-        -> ObservationStateHooks
-    {
-        var hooks = ObservationStateHooks()
-        if extras.edges.isEmpty {
-            // First attach: nothing to keep or detach.
-            var next = [Edge]()
-            for key in keys {
-                let registry = key.registry
-                if let slot = registry.attach(self, serial: key.serial, isLeaf: key.isLeaf, hooks: &hooks) {
-                    next.append(Edge(registry: registry, serial: key.serial, slot: slot, isLeaf: key.isLeaf))
-                }
-            }
-            extras.edges = next
+            replaceEdges(in: &state, where: { _ in true }, with: edges, hooks: &hooks)
             return hooks
         }
-        if extras.edges.count == keys.count, keys.count <= 8, replaceInPlace(keys, in: &extras, hooks: &hooks) {
-            return hooks
-        }
-        // The path changed shape: keep the edges that are still in place (matched by registry,
-        // property and role), attach the new ones, detach the rest. Long paths match through a
-        // hash table, so retargeting stays linear; short ones by a scan that marks the edges it
-        // keeps in a bit mask.
-        var next = [Edge]()
-        next.reserveCapacity(keys.count)
-        let old = extras.edges
-        if old.count <= 8 {
-            // Fields are read in place (`keys[i].serial`, not a copy of `keys[i]`), which
-            // retains nothing.
-            var kept: UInt8 = 0
-            for keyIndex in keys.indices {
-                let serial = keys[keyIndex].serial
-                let isLeaf = keys[keyIndex].isLeaf
-                let registryID = ObjectIdentifier(keys[keyIndex].registry)
-                var match = -1
-                for index in old.indices where kept & (1 << index) == 0 {
-                    if ObjectIdentifier(old[index].registry) == registryID && old[index].serial == serial
-                        && old[index].isLeaf == isLeaf
-                    {
-                        match = index
-                        break
-                    }
-                }
-                if match >= 0 {
-                    kept |= 1 << match
-                    next.append(old[match])
-                    continue
-                }
-                let registry = keys[keyIndex].registry
-                if let slot = registry.attach(self, serial: serial, isLeaf: isLeaf, hooks: &hooks) {
-                    next.append(Edge(registry: registry, serial: serial, slot: slot, isLeaf: isLeaf))
-                }
-            }
-            for index in old.indices where kept & (1 << index) == 0 {
-                old[index].registry.detach(serial: old[index].serial, slot: old[index].slot, hooks: &hooks)
-            }
-        } else {
-            var remaining: [EdgeID: [Edge]] = [:]
-            for edge in old {
-                remaining[EdgeID(edge.registry, edge.serial, edge.isLeaf), default: []].append(edge)
-            }
-            for key in keys {
-                let registry = key.registry
-                if let kept = remaining[EdgeID(registry, key.serial, key.isLeaf)]?.popLast() {
-                    next.append(kept)
-                } else if let slot = registry.attach(self, serial: key.serial, isLeaf: key.isLeaf, hooks: &hooks) {
-                    next.append(Edge(registry: registry, serial: key.serial, slot: slot, isLeaf: key.isLeaf))
-                }
-            }
-            for edges in remaining.values {
-                for edge in edges { edge.registry.detach(serial: edge.serial, slot: edge.slot, hooks: &hooks) }
-            }
-        }
-        extras.edges = next
-        return hooks
-    }
-
-    /// The usual retarget (an object on the path replaced): each new edge takes the place of
-    /// the old edge at its position, in place, without building a new list. Returns false,
-    /// changing nothing, when the path changed shape (a key matches an edge at another position).
-    private func replaceInPlace(
-        _ keys: [ObservedPath.EdgeKey], in extras: inout SubscriptionExtras.State,
-        hooks: inout ObservationStateHooks
-    ) -> Bool {
-        func matches(_ edge: Int, _ key: Int) -> Bool {
-            extras.edges[edge].serial == keys[key].serial && extras.edges[edge].isLeaf == keys[key].isLeaf
-                && ObjectIdentifier(extras.edges[edge].registry)
-                    == ObjectIdentifier(keys[key].registry)
-        }
-        var moved: UInt8 = 0
-        for index in keys.indices where !matches(index, index) { moved |= 1 << index }
-        if moved == 0 { return true }
-        for index in keys.indices where moved & (1 << index) != 0 {
-            for other in keys.indices where other != index && moved & (1 << other) != 0 && matches(other, index) {
-                return false
-            }
-        }
-        // Attach every new edge before detaching any old one, so a property that stays observed
-        // never reports a 1 → 0 → 1 transition.
-        var failed: UInt8 = 0
-        withUnsafeTemporaryAllocation(of: Edge.self, capacity: keys.count) { old in
-            for index in keys.indices where moved & (1 << index) != 0 {
-                let registry = keys[index].registry
-                let serial = keys[index].serial
-                let isLeaf = keys[index].isLeaf
-                if let slot = registry.attach(self, serial: serial, isLeaf: isLeaf, hooks: &hooks) {
-                    let edge = Edge(registry: registry, serial: serial, slot: slot, isLeaf: isLeaf)
-                    old.initializeElement(at: index, to: extras.edges[index])
-                    extras.edges[index] = edge
-                } else {
-                    // The object deinitialized since the walk: its edge goes away.
-                    failed |= 1 << index
-                    old.initializeElement(at: index, to: extras.edges[index])
-                }
-            }
-            for index in keys.indices where moved & (1 << index) != 0 {
-                let edge = old.moveElement(from: index)
-                edge.registry.detach(serial: edge.serial, slot: edge.slot, hooks: &hooks)
-            }
-        }
-        if failed != 0 {
-            extras.edges = extras.edges.indices.filter { failed & (1 << $0) == 0 }.map { extras.edges[$0] }
-        }
+        hooks.run()
         return true
     }
 
@@ -378,10 +229,11 @@ class Subscription: @unchecked Sendable {  // see the rules above
             end()
             if wasActive { noticeRootDeinit() }
         } else {
-            // An intermediate object vanished: the path now ends earlier, which is a change.
-            var walks = WalkMemo()
-            retarget(walks: &walks)
-            propertyDidChange(changedObject: nil) { nil }
+            // An intermediate object vanished: the path now ends earlier, which is a change. Its
+            // deinit may run inside a write of the property that held it, where nothing may be
+            // read: the delivery walks the paths again first (also for `.immediate` tokens).
+            flags.bitwiseOr(Flag.needsWalk, ordering: .acquiringAndReleasing)
+            schedule()
         }
     }
 
@@ -389,13 +241,10 @@ class Subscription: @unchecked Sendable {  // see the rules above
         guard let observer = loadObserver() as? ObservedObjectDeinitObserver else { return }
         let notice = ObservedObjectDeinitNotice(objectID: rootID, typeName: rootTypeName, site: site)
         let box = WeakObserverBox(observer)
-        let deliver: @Sendable () -> Void = {
+        // Queued even for `.immediate` tokens: the root's deinit may run inside a property write
+        // (the write released it), where no user code may run.
+        queue.enqueueNotice {
             (box.object as? ObservedObjectDeinitObserver)?.observedObjectDidDeinit(notice)
-        }
-        if isImmediate {
-            deliver()
-        } else {
-            queue.enqueueNotice(deliver)
         }
     }
 
@@ -493,6 +342,12 @@ class Subscription: @unchecked Sendable {  // see the rules above
     /// Delivers one pending change from a drain of `queue`, which keeps the root alive.
     final func deliver(drainID: UInt64) -> Outcome {
         if firedInDrain == drainID { return isActive ? .deferred : .skipped }
+        if !isProperty, flags.load(ordering: .relaxed) & Flag.needsWalk != 0,
+            flags.bitwiseAnd(~Flag.needsWalk, ordering: .acquiringAndReleasing).oldValue & Flag.needsWalk != 0
+        {
+            // The queued item keeps the root alive.
+            rootRegistry.unretainedOwner._withUnsafeGuaranteedRef { walkPathsAgain(root: $0) }
+        }
         if wantsOldValue { return deliverChange(drainID: drainID) }
         // The common case, in its own path: no old value to carry (an `Any?` costs a copy and
         // a destroy per delivery).
@@ -628,58 +483,6 @@ class Subscription: @unchecked Sendable {  // see the rules above
         let description = extras.paths.map { $0.describe(from: root, rootTable: table) }.joined(separator: ", ")
         extras.withLock { state in state.rememberedDescription = description }
     }
-}
-
-/// Walks made during one change, shared by every token with the same root and the same typed
-/// path (say, 1,000 views watching `cache.currentUser.address.zipCode`): each is walked once.
-/// Paths are told apart by their key path objects; other paths are walked for each token.
-struct WalkMemo {
-    // Each walk keeps its root alive, so no other object can take its identity meanwhile.
-    private var walks: [(root: ObservableModel, identity: [ObjectIdentifier], edges: [ObservedPath.EdgeKey])] =
-        []
-    private static let limit = 8
-
-    /// The edges of `paths` from the root identified by `rootID`; `root` is called only when a
-    /// walk is needed, and nil (the root is gone) makes this nil.
-    mutating func edges(
-        for paths: [ObservedPath], rootID: ObjectIdentifier, root: () -> ObservableModel?
-    ) -> [ObservedPath.EdgeKey]? {
-        guard paths.count == 1, let identity = paths[0].typedIdentity else {
-            guard let root = root() else { return nil }
-            var edges = [ObservedPath.EdgeKey]()
-            for path in paths { _ = path.walk(from: root, into: &edges, needsEndpoint: false) }
-            return edges
-        }
-        if let known = walks.first(where: { ObjectIdentifier($0.root) == rootID && $0.identity == identity }) {
-            return known.edges
-        }
-        guard let root = root() else { return nil }
-        var edges = [ObservedPath.EdgeKey]()
-        _ = paths[0].walk(from: root, into: &edges, needsEndpoint: false)
-        if walks.count < Self.limit { walks.append((root, identity, edges)) }
-        return edges
-    }
-}
-
-/// What makes two edges interchangeable when a path is walked again.
-private struct EdgeID: Hashable {
-    let registry: ObjectIdentifier
-    let serial: UInt64
-    let isLeaf: Bool
-
-    init(_ registry: Registry, _ serial: UInt64, _ isLeaf: Bool) {
-        self.registry = ObjectIdentifier(registry)
-        self.serial = serial
-        self.isLeaf = isLeaf
-    }
-}
-
-/// One attachment of a subscription to a property (or `*`) of one object.
-struct Edge {
-    let registry: Registry
-    let serial: UInt64
-    let slot: Int
-    let isLeaf: Bool
 }
 
 /// A path endpoint as remembered between deliveries, without retaining it: class values are

@@ -20,8 +20,6 @@ final class SubscriptionExtras: Locked<SubscriptionExtras.State>, @unchecked Sen
     struct State {
         /// Where the paths run now.
         var edges = [Edge]()
-        /// Orders concurrent retargeting walks: an older walk never overwrites a newer one's edges.
-        var walkGeneration: UInt64 = 0
         /// Change tokens: this tick's old value.
         var oldValue: Any?
         /// `.endpointChanges`: the endpoints seen at the last delivery.

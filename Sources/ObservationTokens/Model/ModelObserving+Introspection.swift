@@ -29,7 +29,7 @@ extension ObservableModel {
     ///
     /// Change tokens report `old == new`, since the old value is not known.
     public final func propertyDidChange(named name: String) {
-        guard _edgeCount.load(ordering: .relaxed) != 0, let entry = PropertyTable(self).entry(named: name) else {
+        guard hasEdges, let entry = PropertyTable(self).entry(named: name) else {
             return
         }
         let current = entry.storage.anyValue
@@ -55,7 +55,7 @@ extension ModelObserving where Self: ObservableModel {
     ///
     /// Change tokens report `old == new`, since the old value is not known.
     public func propertyDidChange(_ keyPath: PartialKeyPath<Self>) {
-        guard _edgeCount.load(ordering: .relaxed) != 0,
+        guard hasEdges,
             let (serial, current) = PathStep.key(TypedKey(partial: keyPath)).resolve(on: self)
         else { return }
         _propertyDidChange(serial: serial) { current }

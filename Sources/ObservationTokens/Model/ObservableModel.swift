@@ -24,11 +24,25 @@ import Synchronization
 /// > Note: From the moment an observed property is set until that change is delivered, the
 /// > object is retained by the pending delivery, so its observers run before it goes away.
 open class ObservableModel {
-    /// Number of this object's properties (and `*`) with at least one observation edge; 0 lets
-    /// setters skip all bookkeeping. Changed only when a property gains its first edge or loses
-    /// its last, so creating and ending the 2nd to 100th token on a property never touches it.
+    /// Number of this object's properties (and `*`) with at least one observation edge, plus
+    /// ``_readByPaths`` once a path has read one of its properties; 0 lets setters skip all
+    /// bookkeeping. Changed only when a property gains its first edge or loses its last, so
+    /// creating and ending the 2nd to 100th token on a property never touches it.
     @usableFromInline
     final let _edgeCount = Atomic<Int>(0)
+
+    /// Added to `_edgeCount`, for good, the first time a path walk reads a property of this
+    /// object (on whatever thread moved the path here). From then on setters store under the
+    /// registry's lock, the lock walks read under, so a path may read this object's properties
+    /// on other threads than the ones that write them.
+    @usableFromInline
+    static var _readByPaths: Int { 1 << 40 }
+
+    /// The number of this object's properties (and `*`) with an observation edge.
+    final var observedPropertyCount: Int { _edgeCount.load(ordering: .relaxed) & (Self._readByPaths - 1) }
+
+    /// Whether some property (or `*`) of this object has an observation edge.
+    final var hasEdges: Bool { observedPropertyCount != 0 }
 
     /// Per-object token bookkeeping, created on first observation: the bits of a +1
     /// `Unmanaged<Registry>`, or 0. Set once with a compare-exchange, released in `deinit`.
@@ -68,10 +82,19 @@ open class ObservableModel {
         return Unmanaged<Registry>.fromOpaque(UnsafeRawPointer(bitPattern: current)!).takeUnretainedValue()
     }
 
-    /// Slow path of an `@Observed` setter: the object has tokens and the value really changed.
     /// Observation edges attached to this object, counted in its registry (test hook).
     final var attachedEdgeCount: Int { existingRegistry?.attachedEdgeCount ?? 0 }
 
+    /// Part of an `@Observed` setter once paths read this object: runs `store` (a plain write of
+    /// the storage, which releases nothing: the setter still holds the old value) under the
+    /// registry's lock, which path walks read under.
+    @usableFromInline
+    final func _storeWhileRead(_ store: () -> Void) {
+        guard let registry = existingRegistry else { return store() }
+        registry.withLock { _ in store() }
+    }
+
+    /// Slow path of an `@Observed` setter: the object has tokens and the value really changed.
     @usableFromInline
     final func _propertyDidChange(serial: UInt64, oldValue: () -> Any) {
         let bits = registryBits.load(ordering: .acquiring)

@@ -85,12 +85,21 @@ public struct Observed<Value> {
             return object[keyPath: storageKeyPath].value
         }
         @inline(__always) set {
-            if object._edgeCount.load(ordering: .relaxed) == 0 {
+            // The old value is released only after the write access ends: its deinit (say, of a
+            // model with tokens) must not run inside this property's exclusive access.
+            let oldValue = object[keyPath: storageKeyPath].value
+            let edges = object._edgeCount.load(ordering: .relaxed)
+            if edges == 0 {
                 object[keyPath: storageKeyPath].value = newValue
                 return
             }
-            let oldValue = object[keyPath: storageKeyPath].value
-            object[keyPath: storageKeyPath].value = newValue
+            if edges < ObservableModel._readByPaths {
+                object[keyPath: storageKeyPath].value = newValue
+            } else {
+                // Paths read this object on other threads, under its lock: store under it too.
+                object._storeWhileRead { object[keyPath: storageKeyPath].value = newValue }
+                if edges == ObservableModel._readByPaths { return }  // nobody observes it now
+            }
             // Compared after storing and before telling anyone, so a callback this set causes
             // always runs after the comparison.
             if _valuesAreIdentical(oldValue, newValue) { return }

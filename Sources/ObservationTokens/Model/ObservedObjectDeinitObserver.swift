@@ -1,8 +1,9 @@
 /// Adopt this protocol on an observer to learn when an object it observes deinitializes.
 ///
 /// When an observed object goes away, every token rooted at it ends. If the token's observer
-/// adopts this protocol, it is told once per token, on the token's queue (immediately, on the
-/// deinitializing thread, for `.immediate` tokens).
+/// adopts this protocol, it is told once per token, on the token's queue, at its next drain —
+/// also for `.immediate` tokens: the deinit may run inside another property's write (the write
+/// released the object), where no user code may run.
 ///
 /// ```swift
 /// final class AddressLabel: ObservedObjectDeinitObserver {

@@ -76,11 +76,16 @@ struct ObservedPath: Sendable {
         /// The property's storage serial, or `PathStep.wildcardSerial` for `*`.
         let serial: UInt64
         let isLeaf: Bool
+        /// Which of the subscription's paths, and which step of it, the edge is for.
+        let path: Int32
+        let step: Int32
 
-        init(object: ObservableModel, serial: UInt64, isLeaf: Bool) {
+        init(object: ObservableModel, serial: UInt64, isLeaf: Bool, path: Int, step: Int) {
             registry = object.registry
             self.serial = serial
             self.isLeaf = isLeaf
+            self.path = Int32(truncatingIfNeeded: path)
+            self.step = Int32(truncatingIfNeeded: step)
         }
     }
 
@@ -95,32 +100,40 @@ struct ObservedPath: Sendable {
     /// endpoint, or nil when the root itself can't resolve the first step (a registration
     /// error).
     ///
-    /// Iterative, so a path of any length can't exhaust the stack. A `*` in the middle fans
-    /// out; each (object, step) pair is visited once, so cycles in the object graph can't make
-    /// the walk blow up.
-    func walk(from root: ObservableModel, into edges: inout [EdgeKey], needsEndpoint: Bool = true)
-        -> Endpoint?
-    {
-        if hasInnerWildcard { return fanOut(from: root, into: &edges) }
+    /// `start` > 0 walks only the part of the path from step `start` on, from `object`, the
+    /// object that step reads (a retarget: a set changed that step's property, and nothing
+    /// before it may be read: other threads may own it).
+    ///
+    /// Every value is read under its object's registry lock (see `PathStep.readForWalk`), the
+    /// lock that setters of objects read by paths store under. Iterative, so a path of any
+    /// length can't exhaust the stack. A `*` in the middle fans out; each (object, step) pair
+    /// is visited once, so cycles in the object graph can't make the walk blow up.
+    func walk(
+        from root: ObservableModel, startingAt start: Int = 0, pathIndex: Int = 0, into edges: inout [EdgeKey],
+        needsEndpoint: Bool = true
+    ) -> Endpoint? {
+        if hasInnerWildcard { return fanOut(from: root, pathIndex: pathIndex, into: &edges) }
         var object = root
-        for index in steps.indices {
+        for index in start..<steps.count {
             let isLeaf = index == steps.count - 1
             if case .wildcard = steps[index] {
                 // Only ever the last step here.
-                edges.append(EdgeKey(object: object, serial: PathStep.wildcardSerial, isLeaf: true))
+                edges.append(
+                    EdgeKey(object: object, serial: PathStep.wildcardSerial, isLeaf: true, path: pathIndex, step: index)
+                )
                 return .unreachable
             }
             if isLeaf, !needsEndpoint {
                 guard let serial = steps[index].resolveSerial(on: object) else {
                     return index == 0 ? nil : .unreachable
                 }
-                edges.append(EdgeKey(object: object, serial: serial, isLeaf: true))
+                edges.append(EdgeKey(object: object, serial: serial, isLeaf: true, path: pathIndex, step: index))
                 return .unreachable
             }
-            guard let (serial, value) = steps[index].resolve(on: object) else {
+            guard let (serial, value) = steps[index].readForWalk(on: object) else {
                 return index == 0 ? nil : .unreachable
             }
-            edges.append(EdgeKey(object: object, serial: serial, isLeaf: isLeaf))
+            edges.append(EdgeKey(object: object, serial: serial, isLeaf: isLeaf, path: pathIndex, step: index))
             if isLeaf { return .value(value) }
             guard let next = PathStep.model(in: value) else { return .unreachable }
             object = next
@@ -129,7 +142,7 @@ struct ObservedPath: Sendable {
     }
 
     /// The walk for paths with a `*` before the last step: a tree, not a line.
-    private func fanOut(from root: ObservableModel, into edges: inout [EdgeKey]) -> Endpoint? {
+    private func fanOut(from root: ObservableModel, pathIndex: Int, into edges: inout [EdgeKey]) -> Endpoint? {
         var work: [(object: ObservableModel, index: Int)] = [(root, 0)]
         var visited = Set<VisitKey>()
         var rootResolved = false
@@ -139,15 +152,18 @@ struct ObservedPath: Sendable {
             switch steps[index] {
             case .wildcard:
                 if index == 0 { rootResolved = true }
-                edges.append(EdgeKey(object: object, serial: PathStep.wildcardSerial, isLeaf: isLeaf))
+                edges.append(
+                    EdgeKey(
+                        object: object, serial: PathStep.wildcardSerial, isLeaf: isLeaf, path: pathIndex, step: index))
                 guard !isLeaf else { continue }
-                for entry in PropertyTable(object).entries.reversed() {
-                    if let next = PathStep.model(in: entry.storage.anyValue) { work.append((next, index + 1)) }
+                let models = object.registry.readForPath { _ in
+                    PropertyTable(object).entries.compactMap { PathStep.model(in: $0.storage.anyValue) }
                 }
+                for next in (models ?? []).reversed() { work.append((next, index + 1)) }
             case .key, .name:
-                guard let (serial, value) = steps[index].resolve(on: object) else { continue }
+                guard let (serial, value) = steps[index].readForWalk(on: object) else { continue }
                 if index == 0 { rootResolved = true }
-                edges.append(EdgeKey(object: object, serial: serial, isLeaf: isLeaf))
+                edges.append(EdgeKey(object: object, serial: serial, isLeaf: isLeaf, path: pathIndex, step: index))
                 if !isLeaf, let next = PathStep.model(in: value) { work.append((next, index + 1)) }
             }
         }
@@ -163,7 +179,7 @@ struct ObservedPath: Sendable {
     func endpoint(from root: ObservableModel) -> Endpoint {
         var object = root
         for (index, step) in steps.enumerated() {
-            guard let value = step.value(on: object) else { return .unreachable }
+            guard let value = step.readForWalk(on: object)?.value else { return .unreachable }
             if index == steps.count - 1 { return .value(value) }
             guard let next = PathStep.model(in: value) else { return .unreachable }
             object = next

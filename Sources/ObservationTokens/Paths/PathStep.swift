@@ -22,17 +22,55 @@ enum PathStep: Sendable {
             // The key path must read exactly one @Observed storage, of this object, with the
             // key path's own value type: `\.zip` qualifies, `\.zip.count` and `\.a.b` don't.
             let (value, recording) = AccessCapture.capture { key.read(object) }
-            guard let value, recording.count == 1, let access = recording.first,
-                access.object == ObjectIdentifier(object), access.valueType == key.valueType
-            else { return nil }
-            object.registry.remember(key.keyPath, serial: access.serial)
-            return (access.serial, value)
+            guard let value, let serial = Self.singleAccess(recording, on: object, valueType: key.valueType) else {
+                return nil
+            }
+            object.registry.remember(key.keyPath, serial: serial)
+            return (serial, value)
         case .name(let name):
             guard let entry = PropertyTable(object).entry(named: name) else { return nil }
             return (entry.storage.serial, entry.storage.anyValue)
         case .wildcard:
             return nil
         }
+    }
+
+    /// `resolve(on:)` for a path walk: the value is read under `object`'s registry lock, which
+    /// marks the object as read by paths (its setters store under that lock from then on), so
+    /// a walk may read properties that other threads write.
+    func readForWalk(on object: ObservableModel) -> (serial: UInt64, value: Any)? {
+        switch self {
+        case .key(let key):
+            let registry = object.registry
+            var isNew = false
+            let result =
+                registry.readForPath { knownSerial -> (serial: UInt64, value: Any)? in
+                    if let serial = knownSerial(key.keyPath) { return key.read(object).map { (serial, $0) } }
+                    // Unknown: resolved through access capture, still under the lock.
+                    let (value, recording) = AccessCapture.capture { key.read(object) }
+                    guard let value, let serial = Self.singleAccess(recording, on: object, valueType: key.valueType)
+                    else { return nil }
+                    isNew = true
+                    return (serial, value)
+                } ?? nil
+            if isNew, let result { registry.remember(key.keyPath, serial: result.serial) }
+            return result
+        case .name:
+            return object.registry.readForPath { _ in resolve(on: object) } ?? nil
+        case .wildcard:
+            return nil
+        }
+    }
+
+    /// The serial of the one `@Observed` storage of `object`, with the key path's own value
+    /// type, that a capture saw: `\.zip` qualifies, `\.zip.count` and `\.a.b` don't.
+    static func singleAccess(_ recording: AccessCapture.Recording, on object: ObservableModel, valueType: Any.Type)
+        -> UInt64?
+    {
+        guard recording.count == 1, let access = recording.first, access.object == ObjectIdentifier(object),
+            access.valueType == valueType
+        else { return nil }
+        return access.serial
     }
 
     /// The storage serial alone, for a leaf whose value isn't needed: after the first

@@ -228,10 +228,10 @@ private let node = "RelHostileNode"
         #expect(token.isValid)
         #expect(delivered == 1)
         #expect(graph.c.attachedEdgeCount == 0)
-        #expect(graph.c._edgeCount.load(ordering: .relaxed) == 0)
+        #expect(graph.c.observedPropertyCount == 0)
         token.invalidate()
         replacement.next = nil
-        #expect([graph.a, graph.b, graph.c, replacement].allSatisfy { $0._edgeCount.load(ordering: .relaxed) == 0 })
+        #expect([graph.a, graph.b, graph.c, replacement].allSatisfy { $0.observedPropertyCount == 0 })
     }
 
     static let wildcardLevels = RelScale.iterations(10_000, tsanDivisor: 5)
@@ -250,7 +250,7 @@ private let node = "RelHostileNode"
         let edges = [graph.a, graph.b, graph.c].map(\.attachedEdgeCount)
         #expect(edges.allSatisfy { $0 <= Self.wildcardLevels })
         token.invalidate()
-        #expect([graph.a, graph.b, graph.c].allSatisfy { $0._edgeCount.load(ordering: .relaxed) == 0 })
+        #expect([graph.a, graph.b, graph.c].allSatisfy { $0.observedPropertyCount == 0 })
     }
 
     /// Given the cyclic graph and `*` repeated 1,000 times; when a property changes and the

@@ -68,7 +68,7 @@ struct RelLeakScene {
 
         #expect(scene.refs.token == nil)
         #expect(scene.refs.canary == nil)
-        #expect(scene.observed!._edgeCount.load(ordering: .relaxed) == 0)
+        #expect(scene.observed!.observedPropertyCount == 0)
         scene.observer = nil
         scene.observed = nil
         #expect(scene.refs.observer == nil)
@@ -88,7 +88,7 @@ struct RelLeakScene {
         scene.token!.invalidate()
 
         #expect(scene.refs.canary == nil)
-        #expect(scene.observed!._edgeCount.load(ordering: .relaxed) == 0)
+        #expect(scene.observed!.observedPropertyCount == 0)
         scene.observer = nil
         scene.observed = nil
         #expect(scene.refs.observer == nil)
@@ -156,7 +156,7 @@ struct RelLeakScene {
 
         #expect(scene.token!.isValid == false)
         #expect(scene.refs.canary == nil)
-        #expect(scene.observed!._edgeCount.load(ordering: .relaxed) == 0)
+        #expect(scene.observed!.observedPropertyCount == 0)
         scene.observed = nil
         scene.token = nil
         #expect(scene.refs.observed == nil)
@@ -187,7 +187,7 @@ struct RelLeakScene {
 
         #expect(weakObserver == nil)
         #expect(weakCanary == nil)
-        #expect(observed!._edgeCount.load(ordering: .relaxed) == 0)
+        #expect(observed!.observedPropertyCount == 0)
         observed = nil
         #expect(weakObserved == nil)
     }
@@ -326,7 +326,7 @@ enum RelSoak {
         // An ended token's pending delivery stays queued until the next drain (see
         // `endedTokenWithAPendingDeliveryDoesNotKeepAnUndrainedQueueAlive`).
         anchorQueue.drain()
-        let edges = longLived._edgeCount.load(ordering: .relaxed)
+        let edges = longLived.observedPropertyCount
         if edges != 0 { result.failures.append("lane \(lane): long-lived object still has \(edges) edges") }
         if queue.pendingCount != 0 { result.failures.append("lane \(lane): queue still holds \(queue.pendingCount)") }
         if !longLived.observedProperties.isEmpty {

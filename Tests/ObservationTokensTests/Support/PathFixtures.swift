@@ -293,6 +293,6 @@ final class PathRecorder<Element: Sendable>: Sendable {
 extension ObservableModel {
     /// Properties of this object with live observation edges; 0 when none (test hook).
     var pathEdgeCount: Int {
-        _edgeCount.load(ordering: .relaxed)
+        observedPropertyCount
     }
 }

@@ -1,0 +1,269 @@
+// Where a path subscription is attached, and how its edges move when its paths change.
+//
+// The threading rules (see docs/Reliability.md, "Threads and paths"):
+// - A retarget reads nothing upstream of the property that changed: it walks from the changed
+//   object, at the step that property is on, and replaces the edges from there on. Upstream
+//   properties may belong to other threads. (A path with a `*` before its last step has no
+//   single place after the change; it alone is walked from its root again.)
+// - Every value a walk reads is read under its object's registry lock, and objects read by
+//   walks store their `@Observed` properties under that lock from then on.
+// - After the edges are attached, the walk is read again: a set that landed between the read and
+//   the attach (on an object nobody observed yet, so it told no one) is caught, and the
+//   subscription walks again. Any set after the attach finds the edge and retargets itself.
+// - A walk that started from an object that is no longer on the path is dropped.
+
+/// One attachment of a subscription to a property (or `*`) of one object.
+struct Edge {
+    let registry: Registry
+    let serial: UInt64
+    let slot: Int
+    let isLeaf: Bool
+    /// Which of the subscription's paths, and which step of it, the edge is for.
+    let path: Int32
+    let step: Int32
+
+    init(_ key: ObservedPath.EdgeKey, slot: Int) {
+        registry = key.registry
+        serial = key.serial
+        isLeaf = key.isLeaf
+        path = key.path
+        step = key.step
+        self.slot = slot
+    }
+
+    /// This edge, kept in place for `key` (same object, property and role).
+    func kept(for key: ObservedPath.EdgeKey) -> Edge {
+        Edge(key, slot: slot)
+    }
+
+    func matches(_ key: ObservedPath.EdgeKey) -> Bool {
+        serial == key.serial && isLeaf == key.isLeaf && registry === key.registry
+    }
+}
+
+/// What makes two edges interchangeable when a path is walked again.
+private struct EdgeID: Hashable {
+    let registry: ObjectIdentifier
+    let serial: UInt64
+    let isLeaf: Bool
+
+    init(_ registry: Registry, _ serial: UInt64, _ isLeaf: Bool) {
+        self.registry = ObjectIdentifier(registry)
+        self.serial = serial
+        self.isLeaf = isLeaf
+    }
+}
+
+extension Subscription {
+    /// A set changed a property that this subscription's paths run through (not as their last
+    /// step): moves the edges after it to where the paths run now.
+    final func retarget(walks: inout WalkMemo) {
+        guard !isProperty, let extras else { return }
+        let changed = walks.changedRegistry
+        let serial = walks.serial
+        // Where the change sits on each path: its first edge there (a path may loop through it).
+        let starts = extras.withLock { state -> [(path: Int32, step: Int32)] in
+            guard isActive else { return [] }
+            var starts: [(path: Int32, step: Int32)] = []
+            for edge in state.edges
+            where !edge.isLeaf && (edge.serial == serial || edge.serial == PathStep.wildcardSerial)
+                && edge.registry === changed
+            {
+                if let index = starts.firstIndex(where: { $0.path == edge.path }) {
+                    starts[index].step = min(starts[index].step, edge.step)
+                } else {
+                    starts.append((edge.path, edge.step))
+                }
+            }
+            return starts
+        }
+        for start in starts {
+            let pathIndex = Int(start.path)
+            if extras.paths[pathIndex].hasInnerWildcard {
+                guard let root = rootRegistry.weakOwner else { return }
+                walks.walk(self, pathIndex: pathIndex, from: root, step: 0)
+            } else {
+                walks.walk(self, pathIndex: pathIndex, from: walks.changed, step: Int(start.step))
+            }
+        }
+    }
+
+    /// Walks every path from the root again, at delivery, after an object on them deinitialized
+    /// (its deinit may run inside another property's write, where nothing may be read).
+    final func walkPathsAgain(root: ObservableModel) {
+        guard !isProperty, let extras else { return }
+        var walks = WalkMemo(changed: root, serial: 0)
+        for pathIndex in extras.paths.indices {
+            walks.walk(self, pathIndex: pathIndex, from: root, step: 0)
+        }
+        walks.revalidate()
+    }
+
+    /// Replaces the edges of path `path` from step `start` on with `keys`, unless the walk is
+    /// stale: `expecting`, the edge the walk started from, is no longer there (another retarget
+    /// moved the path off the changed object).
+    final func moveEdges(
+        path: Int32, from start: Int32, expecting: (Registry, UInt64)?, to keys: [ObservedPath.EdgeKey]
+    ) {
+        guard let extras else { return }
+        let hooks = extras.withLock { state -> ObservationStateHooks in
+            var hooks = ObservationStateHooks()
+            guard isActive else { return hooks }
+            if let (registry, serial) = expecting {
+                let isThere = state.edges.contains {
+                    $0.path == path && $0.step == start && !$0.isLeaf && $0.serial == serial && $0.registry === registry
+                }
+                guard isThere else { return hooks }
+            }
+            replaceEdges(in: &state, where: { $0.path == path && $0.step >= start }, with: keys, hooks: &hooks)
+            return hooks
+        }
+        hooks.run()
+    }
+
+    /// Makes the edges that `isReplaced` selects match `keys`, keeping edges that are already in
+    /// place. Every new edge is attached before any old one is detached, so a property that
+    /// stays observed never reports a 1 → 0 → 1 transition. Under the extras' lock.
+    final func replaceEdges(
+        in state: inout SubscriptionExtras.State, where isReplaced: (Edge) -> Bool, with keys: [ObservedPath.EdgeKey],
+        hooks: inout ObservationStateHooks
+    ) {
+        var next: [Edge] = []
+        next.reserveCapacity(state.edges.count + keys.count)
+        var old: [Edge] = []
+        for edge in state.edges {
+            if isReplaced(edge) { old.append(edge) } else { next.append(edge) }
+        }
+        func attach(_ key: ObservedPath.EdgeKey) {
+            if let slot = key.registry.attach(self, serial: key.serial, isLeaf: key.isLeaf, hooks: &hooks) {
+                next.append(Edge(key, slot: slot))
+            }
+            // Otherwise the object deinitialized since the walk: its edge goes away.
+        }
+        if old.isEmpty {
+            for key in keys { attach(key) }
+        } else if old.count <= 16 {
+            // Short paths: a scan that marks the edges it keeps in a bit mask.
+            var kept: UInt16 = 0
+            for key in keys {
+                if let index = old.indices.first(where: { kept & (1 << $0) == 0 && old[$0].matches(key) }) {
+                    kept |= 1 << index
+                    next.append(old[index].kept(for: key))
+                } else {
+                    attach(key)
+                }
+            }
+            for index in old.indices where kept & (1 << index) == 0 {
+                old[index].registry.detach(serial: old[index].serial, slot: old[index].slot, hooks: &hooks)
+            }
+        } else {
+            // Long paths match through a hash table, so moving them stays linear.
+            var remaining: [EdgeID: [Edge]] = [:]
+            for edge in old { remaining[EdgeID(edge.registry, edge.serial, edge.isLeaf), default: []].append(edge) }
+            for key in keys {
+                if let kept = remaining[EdgeID(key.registry, key.serial, key.isLeaf)]?.popLast() {
+                    next.append(kept.kept(for: key))
+                } else {
+                    attach(key)
+                }
+            }
+            for edges in remaining.values {
+                for edge in edges { edge.registry.detach(serial: edge.serial, slot: edge.slot, hooks: &hooks) }
+            }
+        }
+        state.edges = next
+    }
+}
+
+/// The walks made for one change, and the subscriptions they moved.
+///
+/// Tokens with the same typed path (1,000 views watching `cache.currentUser.address.zipCode`)
+/// share one walk from the changed object. After the edges are attached, `revalidate()` reads
+/// each walk again and moves its subscriptions once more if what it read has changed since.
+struct WalkMemo {
+    /// The object whose property changed; the setter keeps it alive.
+    let changed: ObservableModel
+    let changedRegistry: Registry
+    let serial: UInt64
+
+    private struct Walk {
+        let start: ObservableModel
+        let step: Int
+        let pathIndex: Int
+        let path: ObservedPath
+        /// Set for paths shared by key path identity.
+        let identity: [ObjectIdentifier]?
+        /// Present when the walk started at the changed object's property.
+        let expecting: (Registry, UInt64)?
+        var keys: [ObservedPath.EdgeKey]
+        var subscribers: [Subscription]
+    }
+
+    private var walks: [Walk] = []
+
+    init(changed: ObservableModel, serial: UInt64) {
+        self.changed = changed
+        changedRegistry = changed.registry
+        self.serial = serial
+    }
+
+    /// Walks `subscription`'s path `pathIndex` from step `step` of `start` (sharing a walk made
+    /// for another subscription when the path is the same typed path) and moves its edges.
+    mutating func walk(_ subscription: Subscription, pathIndex: Int, from start: ObservableModel, step: Int) {
+        let path = subscription.paths[pathIndex]
+        let shared = subscription.paths.count == 1 ? path.typedIdentity : nil
+        // A retarget's walk starts at the changed property; it is stale once the path no longer
+        // runs through it. Walks from the root (fan-outs, `walkPathsAgain`) can't be stale.
+        let expecting = start === changed && serial != 0 && !path.hasInnerWildcard ? (changedRegistry, serial) : nil
+        if let shared,
+            let index = walks.firstIndex(where: { $0.identity == shared && $0.step == step && $0.start === start })
+        {
+            walks[index].subscribers.append(subscription)
+            subscription.moveEdges(
+                path: Int32(pathIndex), from: Int32(step), expecting: walks[index].expecting, to: walks[index].keys)
+            return
+        }
+        let keys = Self.keys(path, pathIndex: pathIndex, from: start, step: step)
+        walks.append(
+            Walk(
+                start: start, step: step, pathIndex: pathIndex, path: path, identity: shared, expecting: expecting,
+                keys: keys, subscribers: [subscription]))
+        subscription.moveEdges(path: Int32(pathIndex), from: Int32(step), expecting: expecting, to: keys)
+    }
+
+    /// Reads every walk again; where the path now runs elsewhere, moves its subscriptions
+    /// again. Bounded: a path that keeps changing under it is left to the setters doing that,
+    /// which find the attached edges and retarget it themselves.
+    mutating func revalidate() {
+        for _ in 0..<4 {
+            var moved = false
+            for index in walks.indices {
+                let walk = walks[index]
+                let keys = Self.keys(walk.path, pathIndex: walk.pathIndex, from: walk.start, step: walk.step)
+                guard !Self.same(keys, walk.keys) else { continue }
+                moved = true
+                walks[index].keys = keys
+                for subscription in walk.subscribers {
+                    subscription.moveEdges(
+                        path: Int32(walk.pathIndex), from: Int32(walk.step), expecting: walk.expecting, to: keys)
+                }
+            }
+            if !moved { return }
+        }
+    }
+
+    private static func keys(_ path: ObservedPath, pathIndex: Int, from start: ObservableModel, step: Int)
+        -> [ObservedPath.EdgeKey]
+    {
+        var keys: [ObservedPath.EdgeKey] = []
+        _ = path.walk(from: start, startingAt: step, pathIndex: pathIndex, into: &keys, needsEndpoint: false)
+        return keys
+    }
+
+    private static func same(_ lhs: [ObservedPath.EdgeKey], _ rhs: [ObservedPath.EdgeKey]) -> Bool {
+        lhs.count == rhs.count
+            && zip(lhs, rhs).allSatisfy {
+                $0.registry === $1.registry && $0.serial == $1.serial && $0.isLeaf == $1.isLeaf
+            }
+    }
+}

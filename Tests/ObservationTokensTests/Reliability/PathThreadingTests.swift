@@ -1,0 +1,277 @@
+import Synchronization
+import Testing
+
+@testable import ObservationTokens
+
+// Paths whose objects are written by different threads, one writer per property (what the
+// threading contract allows; see docs/Reliability.md, "Threads and paths").
+//
+// The models are `@unchecked Sendable` because the test hands them to threads; each property has
+// exactly one writing thread while the threads run, and the library's own reads of them (path
+// walks, endpoint values) are what these tests check.
+
+final class ThreadNode: ObservableModel, @unchecked Sendable {
+    @Observed var next: ThreadNode?
+    @Observed var value = 0
+
+    init(next: ThreadNode? = nil, value: Int = 0) {
+        _next = Observed(wrappedValue: next)
+        _value = Observed(wrappedValue: value)
+        super.init()
+    }
+
+    /// Replaces `next` behind the observers' backs, then tells them.
+    func replaceNextBehindObservers(_ node: ThreadNode?) {
+        _next.storedValue = node
+        propertyDidChange(\.next)
+    }
+}
+
+final class ThreadTail: ObservableModel, @unchecked Sendable {
+    @Observed var value: Int
+
+    init(value: Int = 0) {
+        _value = Observed(wrappedValue: value)
+        super.init()
+    }
+}
+
+final class ThreadMid: ObservableModel, @unchecked Sendable {
+    @Observed var tail: ThreadTail?
+
+    init(tail: ThreadTail? = ThreadTail()) {
+        _tail = Observed(wrappedValue: tail)
+        super.init()
+    }
+}
+
+final class ThreadHub: ObservableModel, @unchecked Sendable {
+    @Observed var mid: ThreadMid?
+
+    init(mid: ThreadMid? = nil) {
+        _mid = Observed(wrappedValue: mid)
+        super.init()
+    }
+}
+
+/// Counts callbacks and keeps the last endpoint a chain callback received.
+final class ThreadProbe: Sendable {
+    let fires = Atomic<Int>(0)
+    let lastValue = Atomic<Int>(-1)
+
+    func record(_ value: Int?) {
+        fires.add(1, ordering: .relaxed)
+        lastValue.store(value ?? -2, ordering: .relaxed)
+    }
+}
+
+let midTailValue = KeyPathChain(\ThreadHub.mid).then(\.tail).then(\.value)
+
+@Suite("Threads and paths")
+struct PathThreadingTests {
+    @Test func storageWriteThatFreesAMiddleObjectDoesNotReadThePathInsideTheWrite() {
+        // Given a token on root.next.next.value (the crash: the old node's deinit ran a
+        // re-walk inside the write of `_next`)
+        for options: ObservationOptions in [[], .immediate] {
+            let queue = CoalescingQueue(target: .manual)
+            let root = ThreadNode(next: ThreadNode(next: ThreadNode()))
+            let probe = ThreadProbe()
+            let chain = KeyPathChain(\ThreadNode.next).then(\.next).then(\.value)
+            let token = root.observe(chain, options: options, queue: queue) { _, value in probe.record(value) }
+
+            // When a middle node replaces its `next` behind the observers' backs, freeing the old one
+            let replacement = ThreadNode(value: 7)
+            root.next!.replaceNextBehindObservers(replacement)
+            queue.drain()
+
+            // Then the token follows the new node, and only it
+            #expect(probe.lastValue.load(ordering: .relaxed) == 7)
+            let before = probe.fires.load(ordering: .relaxed)
+            replacement.value = 8
+            queue.drain()
+            #expect(probe.fires.load(ordering: .relaxed) == before + 1)
+            #expect(probe.lastValue.load(ordering: .relaxed) == 8)
+            #expect(replacement.observerCount(of: \.value) == 1)
+            withExtendedLifetime(token) {}
+        }
+    }
+
+    @Test func retargetReadsNothingBeforeTheChangedProperty() {
+        // Given a token on root.next.next.value, where thread 1 is the only writer of root.next and
+        // thread 2 the only writer of a.next and b.next (the two nodes root.next alternates between)
+        let iterations = RelScale.iterations(20_000, tsanDivisor: 10)
+        let queue = CoalescingQueue(target: .manual)
+        let a = ThreadNode(next: ThreadNode(value: 1))
+        let b = ThreadNode(next: ThreadNode(value: 2))
+        let root = ThreadNode(next: a)
+        let chain = KeyPathChain(\ThreadNode.next).then(\.next).then(\.value)
+        let probe = ThreadProbe()
+        let token = root.observe(chain, queue: queue) { _, value in probe.record(value) }
+        root.next = b  // both nodes have been on the path before the threads start
+        root.next = a
+
+        // When both threads run
+        let finished = RelThreads.run(count: 2, timeout: 60) { thread in
+            for index in 0..<iterations {
+                if thread == 0 {
+                    root.next = index % 2 == 0 ? b : a
+                } else {
+                    let node = index % 2 == 0 ? a : b
+                    node.next = ThreadNode(value: index)
+                }
+            }
+        }
+        #expect(finished)
+
+        // Then the token runs exactly where the path runs now
+        queue.drain()
+        let leaf = root.next!.next!
+        leaf.value = 123_456
+        #expect(queue.drain() == 1)
+        #expect(probe.lastValue.load(ordering: .relaxed) == 123_456)
+        #expect(leaf.observerCount(of: \.value) == 1)
+        let other = root.next === a ? b : a
+        #expect(other.observedPropertyCount == 0)
+        #expect(other.next!.observedPropertyCount == 0)
+        withExtendedLifetime(token) {}
+    }
+
+    @Test func retargetReadsAMiddleObjectWhileItsOwnerReplacesItsTail() {
+        // Given hub.mid.tail.value, thread X the only writer of hub.mid (four mids in turn),
+        // thread Y the only writer of every mid.tail (fresh tails; the old ones are freed)
+        let iterations = RelScale.iterations(20_000, tsanDivisor: 10)
+        let queue = CoalescingQueue(target: .manual)
+        let mids = (0..<4).map { _ in ThreadMid() }
+        let hub = ThreadHub(mid: mids[0])
+        let probe = ThreadProbe()
+        let token = hub.observe(midTailValue, queue: queue) { _, value in probe.record(value) }
+        for mid in mids { hub.mid = mid }  // every mid has been on the path once
+
+        // When both threads run
+        let finished = RelThreads.run(count: 2, timeout: 60) { thread in
+            for index in 0..<iterations {
+                if thread == 0 {
+                    hub.mid = mids[index % mids.count]
+                } else {
+                    mids[(index / 3) % mids.count].tail = ThreadTail(value: index)
+                }
+            }
+        }
+        #expect(finished)
+
+        // Then the token watches the current mid's current tail, and nothing else
+        queue.drain()
+        let tail = hub.mid!.tail!
+        tail.value = -7
+        #expect(queue.drain() == 1)
+        #expect(probe.lastValue.load(ordering: .relaxed) == -7)
+        #expect(tail.observerCount(of: \.value) == 1)
+        for mid in mids where mid !== hub.mid {
+            #expect(mid.observedPropertyCount == 0)
+            #expect(mid.tail!.observedPropertyCount == 0)
+        }
+        withExtendedLifetime(token) {}
+    }
+
+    @Test func twoRootsSharingAMiddleObjectWithOneWriterEach() {
+        // Given hubA.mid.tail.value and hubB.mid.tail.value with hubB.mid == shared for good;
+        // thread X the only writer of shared.tail, thread Y the only writer of hubA.mid
+        let iterations = RelScale.iterations(20_000, tsanDivisor: 10)
+        let queue = CoalescingQueue(target: .manual)
+        let shared = ThreadMid()
+        let other = ThreadMid()
+        let hubA = ThreadHub(mid: other)
+        let hubB = ThreadHub(mid: shared)
+        let probeA = ThreadProbe()
+        let probeB = ThreadProbe()
+        let tokenA = hubA.observe(midTailValue, queue: queue) { _, value in probeA.record(value) }
+        let tokenB = hubB.observe(midTailValue, queue: queue) { _, value in probeB.record(value) }
+
+        // When both threads run
+        let finished = RelThreads.run(count: 2, timeout: 60) { thread in
+            for index in 0..<iterations {
+                if thread == 0 {
+                    shared.tail = ThreadTail(value: index)
+                } else {
+                    hubA.mid = index % 2 == 0 ? shared : other
+                }
+            }
+        }
+        #expect(finished)
+
+        // Then both tokens watch shared's current tail (hubA ends on `other`, the last index is odd)
+        queue.drain()
+        #expect(hubA.mid === other)
+        shared.tail!.value = 99
+        other.tail!.value = 98
+        #expect(queue.drain() == 2)
+        #expect(probeA.lastValue.load(ordering: .relaxed) == 98)
+        #expect(probeB.lastValue.load(ordering: .relaxed) == 99)
+        #expect(shared.tail!.observerCount(of: \.value) == 1)
+        #expect(other.tail!.observerCount(of: \.value) == 1)
+        withExtendedLifetime((tokenA, tokenB)) {}
+    }
+
+    @Test func setOfTheNewMiddleObjectDuringTheRetargetIsNotLost() {
+        // Given hub.mid.tail.value, and mids that have been on the path before. Each round, thread
+        // X points hub.mid at the next mid while thread Y gives that mid a new tail: Y's set can
+        // land after X's walk read the tail and before X attached to it, when Y tells no one.
+        let rounds = RelScale.iterations(3_000, tsanDivisor: 10)
+        let queue = CoalescingQueue(target: .manual)
+        let mids = (0..<2).map { _ in ThreadMid() }
+        let hub = ThreadHub(mid: mids[0])
+        let probe = ThreadProbe()
+        let token = hub.observe(midTailValue, queue: queue) { _, value in probe.record(value) }
+        hub.mid = mids[1]
+        var lost = 0
+        for round in 0..<rounds {
+            let mid = mids[round % 2]
+            let newTail = ThreadTail()
+            // When X re-points hub.mid and Y replaces that mid's tail at the same moment
+            let finished = RelThreads.run(count: 2, timeout: 30) { thread in
+                if thread == 0 { hub.mid = mid } else { mid.tail = newTail }
+            }
+            #expect(finished)
+            queue.drain()
+            // Then the token watches the new tail
+            newTail.value = round + 1
+            if queue.drain() != 1 || newTail.observerCount(of: \.value) != 1 { lost += 1 }
+        }
+        #expect(lost == 0)
+        withExtendedLifetime(token) {}
+    }
+
+    @Test func endpointValuesAreReadSafelyWhileAnotherThreadReplacesTheMiddleObject() {
+        // Given chain tokens (one with .endpointChanges) drained on one thread while another
+        // thread, the only writer of hub.mid, keeps replacing it
+        let iterations = RelScale.iterations(20_000, tsanDivisor: 10)
+        let queue = CoalescingQueue(target: .manual)
+        let mids = (0..<3).map { ThreadMid(tail: ThreadTail(value: $0)) }
+        let hub = ThreadHub(mid: mids[0])
+        let probe = ThreadProbe()
+        let changes = ThreadProbe()
+        let token = hub.observe(midTailValue, queue: queue) { _, value in probe.record(value) }
+        let changeToken = hub.observe(midTailValue, options: .endpointChanges, queue: queue) { _, value in
+            changes.record(value)
+        }
+        let done = Atomic<Bool>(false)
+
+        // When one thread drains while the other writes
+        let finished = RelThreads.run(count: 2, timeout: 60) { thread in
+            if thread == 0 {
+                for index in 0..<iterations { hub.mid = index % 4 == 3 ? nil : mids[index % 3] }
+                hub.mid = mids[1]
+                done.store(true, ordering: .sequentiallyConsistent)
+            } else {
+                while !done.load(ordering: .sequentiallyConsistent) { queue.drain() }
+            }
+        }
+        #expect(finished)
+
+        // Then the last delivery saw the last endpoint
+        queue.drain()
+        #expect(probe.lastValue.load(ordering: .relaxed) == 1)
+        #expect(changes.lastValue.load(ordering: .relaxed) == 1)
+        withExtendedLifetime((token, changeToken)) {}
+    }
+}
