@@ -97,27 +97,25 @@ struct PathThreadingTests {
     }
 
     @Test func retargetReadsNothingBeforeTheChangedProperty() {
-        // Given a token on root.next.next.value, where thread 1 is the only writer of root.next and
-        // thread 2 the only writer of a.next and b.next (the two nodes root.next alternates between)
+        // Given a token on root.next.next.next.value over root → f → shared → g, where thread 1
+        // is the only writer of root.next (a fresh f each time, the old one freed) and thread 2
+        // the only writer of shared.next (a fresh g each time): thread 2's retarget must not read
+        // root.next, which thread 1 is replacing
         let iterations = RelScale.iterations(20_000, tsanDivisor: 10)
         let queue = CoalescingQueue(target: .manual)
-        let a = ThreadNode(next: ThreadNode(value: 1))
-        let b = ThreadNode(next: ThreadNode(value: 2))
-        let root = ThreadNode(next: a)
-        let chain = KeyPathChain(\ThreadNode.next).then(\.next).then(\.value)
+        let shared = ThreadNode(next: ThreadNode(value: 1))
+        let root = ThreadNode(next: ThreadNode(next: shared))
+        let chain = KeyPathChain(\ThreadNode.next).then(\.next).then(\.next).then(\.value)
         let probe = ThreadProbe()
         let token = root.observe(chain, queue: queue) { _, value in probe.record(value) }
-        root.next = b  // both nodes have been on the path before the threads start
-        root.next = a
 
         // When both threads run
         let finished = RelThreads.run(count: 2, timeout: 60) { thread in
             for index in 0..<iterations {
                 if thread == 0 {
-                    root.next = index % 2 == 0 ? b : a
+                    root.next = ThreadNode(next: shared)
                 } else {
-                    let node = index % 2 == 0 ? a : b
-                    node.next = ThreadNode(value: index)
+                    shared.next = ThreadNode(value: index)
                 }
             }
         }
@@ -125,14 +123,13 @@ struct PathThreadingTests {
 
         // Then the token runs exactly where the path runs now
         queue.drain()
-        let leaf = root.next!.next!
+        let leaf = shared.next!
         leaf.value = 123_456
         #expect(queue.drain() == 1)
         #expect(probe.lastValue.load(ordering: .relaxed) == 123_456)
         #expect(leaf.observerCount(of: \.value) == 1)
-        let other = root.next === a ? b : a
-        #expect(other.observedPropertyCount == 0)
-        #expect(other.next!.observedPropertyCount == 0)
+        #expect(root.next!.observerCount(of: \.next) == 1)
+        #expect(shared.observerCount(of: \.next) == 1)
         withExtendedLifetime(token) {}
     }
 
