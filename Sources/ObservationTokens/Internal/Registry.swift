@@ -105,10 +105,10 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
 
     // MARK: Reads by path walks
 
-    /// Runs `read` (which reads properties of the owner for a path walk) under the lock, the
-    /// first time marking the owner as read by paths: from then on its `@Observed` setters
-    /// store under this lock too, so the read never overlaps a write of the property on
-    /// another thread (see `ObservableModel._readByPaths`). `read` gets the serial cached for
+    /// Runs `read` (which reads properties of the owner for a path walk) under the lock and the
+    /// owner's `_storeBit`, the first time marking the owner as read by paths: from then on its
+    /// `@Observed` setters take that bit around their stores too, so the read never overlaps a
+    /// write of the property on another thread (see `ObservableModel._readByPaths`). `read` gets the serial cached for
     /// a key path, if any. Returns nil once the owner has deinitialized.
     func readForPath<T>(_ read: ((AnyKeyPath) -> UInt64?) -> T) -> T? {
         withLock { state in
@@ -121,7 +121,11 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
                 }
             }
             let keys = state.resolvedKeys
-            return read { keyPath in keys.first { $0.keyPath === keyPath }?.serial }
+            return owner._withUnsafeGuaranteedRef { owner in
+                owner._beginExclusiveStore()
+                defer { owner._endExclusiveStore() }
+                return read { keyPath in keys.first { $0.keyPath === keyPath }?.serial }
+            }
         }
     }
 

@@ -62,22 +62,28 @@ extension Subscription {
         let changed = walks.changedRegistry
         let serial = walks.serial
         // Where the change sits on each path: its first edge there (a path may loop through it).
-        let starts = extras.withLock { state -> [(path: Int32, step: Int32)] in
-            guard isActive else { return [] }
-            var starts: [(path: Int32, step: Int32)] = []
+        // One path (the usual case) needs no list.
+        var first: (path: Int32, step: Int32)?
+        var more: [(path: Int32, step: Int32)] = []
+        extras.withLock { state in
+            guard isActive else { return }
             for edge in state.edges
             where !edge.isLeaf && (edge.serial == serial || edge.serial == PathStep.wildcardSerial)
                 && edge.registry === changed
             {
-                if let index = starts.firstIndex(where: { $0.path == edge.path }) {
-                    starts[index].step = min(starts[index].step, edge.step)
+                if first == nil {
+                    first = (edge.path, edge.step)
+                } else if first!.path == edge.path {
+                    first!.step = min(first!.step, edge.step)
+                } else if let index = more.firstIndex(where: { $0.path == edge.path }) {
+                    more[index].step = min(more[index].step, edge.step)
                 } else {
-                    starts.append((edge.path, edge.step))
+                    more.append((edge.path, edge.step))
                 }
             }
-            return starts
         }
-        for start in starts {
+        guard let first else { return }
+        func move(_ start: (path: Int32, step: Int32)) {
             let pathIndex = Int(start.path)
             if extras.paths[pathIndex].hasInnerWildcard {
                 guard let root = rootRegistry.weakOwner else { return }
@@ -86,6 +92,8 @@ extension Subscription {
                 walks.walk(self, pathIndex: pathIndex, from: walks.changed, step: Int(start.step))
             }
         }
+        move(first)
+        for start in more { move(start) }
     }
 
     /// Walks every path from the root again, at delivery, after an object on them deinitialized
@@ -128,6 +136,7 @@ extension Subscription {
         in state: inout SubscriptionExtras.State, where isReplaced: (Edge) -> Bool, with keys: [ObservedPath.EdgeKey],
         hooks: inout ObservationStateHooks
     ) {
+        if replaceInPlace(in: &state, where: isReplaced, with: keys, hooks: &hooks) { return }
         var next: [Edge] = []
         next.reserveCapacity(state.edges.count + keys.count)
         var old: [Edge] = []
@@ -172,6 +181,54 @@ extension Subscription {
             }
         }
         state.edges = next
+    }
+}
+
+extension Subscription {
+    /// The usual move (an object on a path replaced): the replaced edges are one run, as long as
+    /// `keys`, and each new edge takes the place of the old edge at its position, without
+    /// building new lists. Returns false, changing nothing, when the path changed shape.
+    fileprivate func replaceInPlace(
+        in state: inout SubscriptionExtras.State, where isReplaced: (Edge) -> Bool, with keys: [ObservedPath.EdgeKey],
+        hooks: inout ObservationStateHooks
+    ) -> Bool {
+        guard keys.count <= 16, let low = state.edges.firstIndex(where: isReplaced) else { return false }
+        let high = low + keys.count
+        guard high <= state.edges.count,
+            state.edges[low..<high].allSatisfy(isReplaced), !state.edges[high...].contains(where: isReplaced)
+        else { return false }
+        var moved: UInt16 = 0
+        for index in keys.indices where !state.edges[low + index].matches(keys[index]) { moved |= 1 << index }
+        if moved == 0 { return true }
+        // A new edge that matches another position's old edge: the shape changed.
+        for index in keys.indices where moved & (1 << index) != 0 {
+            for other in keys.indices where other != index && moved & (1 << other) != 0 {
+                if state.edges[low + other].matches(keys[index]) { return false }
+            }
+        }
+        // Attach every new edge before detaching any old one.
+        var failed: UInt16 = 0
+        withUnsafeTemporaryAllocation(of: Edge.self, capacity: keys.count) { old in
+            for index in keys.indices where moved & (1 << index) != 0 {
+                old.initializeElement(at: index, to: state.edges[low + index])
+                if let slot = keys[index].registry.attach(
+                    self, serial: keys[index].serial, isLeaf: keys[index].isLeaf, hooks: &hooks)
+                {
+                    state.edges[low + index] = Edge(keys[index], slot: slot)
+                } else {
+                    failed |= 1 << index  // the object deinitialized since the walk
+                }
+            }
+            for index in keys.indices where moved & (1 << index) != 0 {
+                let edge = old.moveElement(from: index)
+                edge.registry.detach(serial: edge.serial, slot: edge.slot, hooks: &hooks)
+            }
+        }
+        if failed != 0 {
+            state.edges = state.edges.indices.filter { $0 < low || $0 >= high || failed & (1 << ($0 - low)) == 0 }
+                .map { state.edges[$0] }
+        }
+        return true
     }
 }
 

@@ -31,13 +31,13 @@ extension ModelObserving where Self: ObservableModel {
         line: UInt = #line,
         _ callback: @escaping @Sendable (Self, Value) -> Void
     ) -> ObservationToken {
-        let path = chain.path
-        return makeToken(
-            paths: [path], observer: nil, options: options, queue: queue,
+        makeToken(
+            paths: [chain.path], observer: nil, options: options, queue: queue,
             site: CreationSite(fileID: fileID, line: line),
             callback: { _, root, _ in
                 let model = unsafeDowncast(root, to: Self.self)
-                callback(model, path.endpointValue(from: model, fallback: chain.evaluate))
+                // Each segment reads under its object's store bit (see `KeyPathChain.segment`).
+                callback(model, chain.evaluate(model))
             })
     }
 

@@ -1,5 +1,13 @@
 import Synchronization
 
+#if canImport(Darwin)
+    import Darwin
+#elseif canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
 /// The base class for model objects whose `@Observed` properties can be observed with tokens.
 ///
 /// Subclass it and mark each observable stored property with ``Observed``:
@@ -85,13 +93,44 @@ open class ObservableModel {
     /// Observation edges attached to this object, counted in its registry (test hook).
     final var attachedEdgeCount: Int { existingRegistry?.attachedEdgeCount ?? 0 }
 
-    /// Part of an `@Observed` setter once paths read this object: runs `store` (a plain write of
-    /// the storage, which releases nothing: the setter still holds the old value) under the
-    /// registry's lock, which path walks read under.
+    /// A bit of `_edgeCount` that makes a store of an object read by paths and a path's read of
+    /// it exclusive: the setter holds it around its store, a walk around its read (see
+    /// `Registry.readForPath`). A bit rather than the registry's lock, so the setter stays
+    /// inline code with no closure (a closure would capture the storage key path and keep the
+    /// optimizer from turning it into a direct access).
     @usableFromInline
-    final func _storeWhileRead(_ store: () -> Void) {
-        guard let registry = existingRegistry else { return store() }
-        registry.withLock { _ in store() }
+    static var _storeBit: Int { 1 << 62 }
+
+    /// Takes `_storeBit`; held for one plain store or one read, so waiting is short. Out of
+    /// line: only setters of objects read by paths call it.
+    @usableFromInline @inline(never)
+    final func _beginExclusiveStore() {
+        while true {
+            let current = _edgeCount.load(ordering: .relaxed)
+            if current & Self._storeBit == 0,
+                _edgeCount.compareExchange(
+                    expected: current, desired: current | Self._storeBit, ordering: .acquiring
+                ).exchanged
+            {
+                return
+            }
+            _yieldWhileStoring()
+        }
+    }
+
+    /// Runs `read` (a read of this object's properties by the library, on a thread that may not
+    /// own them) holding `_storeBit`, so no setter of an object read by paths stores meanwhile.
+    @inlinable @inline(__always)
+    final func _readExclusively<T>(_ read: () -> T) -> T {
+        _beginExclusiveStore()
+        defer { _endExclusiveStore() }
+        return read()
+    }
+
+    /// Gives `_storeBit` back.
+    @usableFromInline @inline(never)
+    final func _endExclusiveStore() {
+        _edgeCount.wrappingSubtract(Self._storeBit, ordering: .releasing)
     }
 
     /// Slow path of an `@Observed` setter: the object has tokens and the value really changed.
@@ -105,4 +144,9 @@ open class ObservableModel {
         }
     }
 
+}
+
+/// Lets another thread finish its store or read (see `ObservableModel._beginExclusiveStore`).
+func _yieldWhileStoring() {
+    sched_yield()
 }

@@ -88,7 +88,7 @@ public struct Observed<Value> {
             // The old value is released only after the write access ends: its deinit (say, of a
             // model with tokens) must not run inside this property's exclusive access.
             let oldValue = object[keyPath: storageKeyPath].value
-            let edges = object._edgeCount.load(ordering: .relaxed)
+            let edges = object._edgeCount.load(ordering: .relaxed) & ~ObservableModel._storeBit
             if edges == 0 {
                 object[keyPath: storageKeyPath].value = newValue
                 return
@@ -96,8 +96,11 @@ public struct Observed<Value> {
             if edges < ObservableModel._readByPaths {
                 object[keyPath: storageKeyPath].value = newValue
             } else {
-                // Paths read this object on other threads, under its lock: store under it too.
-                object._storeWhileRead { object[keyPath: storageKeyPath].value = newValue }
+                // Paths read this object on other threads: their reads and this store exclude
+                // each other.
+                object._beginExclusiveStore()
+                object[keyPath: storageKeyPath].value = newValue
+                object._endExclusiveStore()
                 if edges == ObservableModel._readByPaths { return }  // nobody observes it now
             }
             // Compared after storing and before telling anyone, so a callback this set causes

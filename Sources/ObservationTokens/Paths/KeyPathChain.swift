@@ -43,7 +43,7 @@ public struct KeyPathChain<Root: ObservableModel, Value>: @unchecked Sendable {
         let segment = Self.segment(keyPath)
         self.init(
             appendingTo: KeyPathChain<Root, Value>?.none, segment: segment, reader: Self.reader(segment),
-            evaluate: { Self.read(segment, on: $0) })
+            evaluate: { Self.readExclusively(segment, on: $0) })
     }
 
     /// The number of segments.
@@ -57,7 +57,7 @@ public struct KeyPathChain<Root: ObservableModel, Value>: @unchecked Sendable {
         let evaluate = _evaluate
         return KeyPathChain<Root, Next>(
             appendingTo: self, segment: segment, reader: Self.reader(segment),
-            evaluate: { Self.read(segment, on: evaluate($0)) })
+            evaluate: { Self.readExclusively(segment, on: evaluate($0)) })
     }
 
     /// Appends a segment read on an optional model; the endpoint becomes optional.
@@ -68,7 +68,7 @@ public struct KeyPathChain<Root: ObservableModel, Value>: @unchecked Sendable {
         let evaluate = _evaluate
         return KeyPathChain<Root, Next?>(
             appendingTo: self, segment: segment, reader: Self.reader(segment),
-            evaluate: { evaluate($0).map { Self.read(segment, on: $0) } })
+            evaluate: { evaluate($0).map { Self.readExclusively(segment, on: $0) } })
     }
 
     /// Appends an optional segment read on an optional model; optionals are flattened.
@@ -79,7 +79,7 @@ public struct KeyPathChain<Root: ObservableModel, Value>: @unchecked Sendable {
         let evaluate = _evaluate
         return KeyPathChain<Root, Next?>(
             appendingTo: self, segment: segment, reader: Self.reader(segment),
-            evaluate: { evaluate($0).flatMap { Self.read(segment, on: $0) } })
+            evaluate: { evaluate($0).flatMap { Self.readExclusively(segment, on: $0) } })
     }
 
     @usableFromInline
@@ -122,6 +122,16 @@ public struct KeyPathChain<Root: ObservableModel, Value>: @unchecked Sendable {
     static func read<Model, Next>(_ segment: Segment<Model, Next>, on model: Model) -> Next {
         var unused: AnyKeyPath?
         return segment(model, &unused).unsafelyUnwrapped
+    }
+
+    /// `read` for the endpoint a callback receives: it holds the model's store bit
+    /// (`ObservableModel._readExclusively`), since the delivering thread may not own the
+    /// properties on the way. (Path walks read through `reader` under the same bit already.)
+    @inlinable @inline(__always)
+    static func readExclusively<Model: ObservableModel, Next>(_ segment: Segment<Model, Next>, on model: Model)
+        -> Next
+    {
+        model._readExclusively { read(segment, on: model) }
     }
 
     var path: ObservedPath { ObservedPath(steps: steps) }
