@@ -202,13 +202,19 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
         withLock { state in state.namesAfterDeinit.first { $0.serial == serial }?.name }
     }
 
-    /// Subscriptions on `serial`, for manual triggers and introspection.
+    /// Observations watching `serial` (or `*`), for introspection: distinct subscriptions,
+    /// not edges, so a token whose paths reach the property twice (`["a.x", "a.x"]`, a looping
+    /// path, `*.*`) counts once.
+    ///
+    /// - Complexity: O(*e*) in the edges on the property and on `*`.
     func observerCount(ofSerial serial: UInt64) -> Int {
         withLock { state in
-            state.properties.reduce(0) { total, property in
-                property.serial == serial || property.serial == PathStep.wildcardSerial
-                    ? total + property.members.count : total
+            var seen = Set<UnsafeMutableRawPointer>()
+            for property in state.properties
+            where property.serial == serial || property.serial == PathStep.wildcardSerial {
+                property.members.forEachUnretained { member, _ in seen.insert(member.toOpaque()) }
             }
+            return seen.count
         }
     }
 
@@ -283,16 +289,18 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
             return (members, state.retained)
         }
         var seen = Set<ObjectIdentifier>()
-        var table: PropertyTable?
+        var named = false
         for subscription in members + retained where seen.insert(ObjectIdentifier(subscription)).inserted {
             if subscription.rootRegistry === self {
-                if table == nil {
-                    table = PropertyTable(owner)
-                    // Tokens rooted here describe themselves by these names from now on.
-                    let names = table!.entries.map { ($0.storage.serial, $0.name) }
+                if !named {
+                    named = true
+                    // Tokens rooted here describe themselves by these names from now on: the
+                    // class's cached table and the storages' immutable serials, no reflection
+                    // and no value read.
+                    let names = PropertyTable(owner).names(in: owner)
                     withLock { state in state.namesAfterDeinit = names }
                 }
-                subscription.rememberDescription(root: owner, table: table!)
+                subscription.rememberDescription(root: owner)
             }
             subscription.objectDidDeinit(ownerID)
         }

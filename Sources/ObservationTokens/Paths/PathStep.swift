@@ -28,8 +28,9 @@ enum PathStep: Sendable {
             object.registry.remember(key.keyPath, serial: access.serial)
             return (access.serial, value)
         case .name(let name):
+            // The class's table: reads this property's serial and value, no other property.
             guard let entry = PropertyTable(object).entry(named: name) else { return nil }
-            return (entry.storage.serial, entry.storage.anyValue)
+            return (entry.serial(in: object), entry.value(in: object))
         case .wildcard:
             return nil
         }
@@ -38,8 +39,13 @@ enum PathStep: Sendable {
     /// The storage serial alone, for a leaf whose value isn't needed: after the first
     /// registration of a key path on an object, this touches no key path machinery at all.
     func resolveSerial(on object: ObservableModel) -> UInt64? {
-        if case .key(let key) = self, let serial = object.existingRegistry?.cachedSerial(for: key.keyPath) {
-            return serial
+        switch self {
+        case .key(let key):
+            if let serial = object.existingRegistry?.cachedSerial(for: key.keyPath) { return serial }
+        case .name(let name):
+            return PropertyTable(object).entry(named: name)?.serial(in: object)
+        case .wildcard:
+            return nil
         }
         return resolve(on: object)?.serial
     }
@@ -48,7 +54,7 @@ enum PathStep: Sendable {
     func value(on object: ObservableModel) -> Any? {
         switch self {
         case .key(let key): key.read(object)
-        case .name(let name): PropertyTable(object).entry(named: name)?.storage.anyValue
+        case .name(let name): PropertyTable(object).entry(named: name)?.value(in: object)
         case .wildcard: nil
         }
     }

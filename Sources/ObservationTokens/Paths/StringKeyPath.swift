@@ -60,7 +60,7 @@ enum StringKeyPath {
             }
             guard offset + 1 < steps.count else { return }
             let valueType = property.valueType
-            let next = instance.flatMap { PropertyTable($0).entry(named: name)?.storage.anyValue }
+            let next = instance.flatMap { PropertyTable($0).entry(named: name)?.value(in: $0) }
                 .flatMap(PathStep.model(in:))
             if let next {
                 instance = next
