@@ -1,0 +1,322 @@
+import Dispatch
+import Synchronization
+import Testing
+
+@testable import ObservationTokens
+
+// Issue 9, items 4, 5, 6 and 7 (see docs/Reliability.md, "Hardening"). Every name starts with
+// `Hard` so these fixtures can't clash with those of other suites.
+
+// MARK: - Fixtures
+
+/// A node for paths that loop back (`b.c.a.b`) and for `*`.
+///
+/// `@unchecked Sendable`: each property is written by one thread at a time, as the library
+/// asks of its users.
+final class HardNode: ObservableModel, @unchecked Sendable {
+    @Observed var a: HardNode? = nil
+    @Observed var b: HardNode? = nil
+    @Observed var c: HardNode? = nil
+    @Observed var int = 0
+}
+
+/// A plain class: a reference that is not a model.
+final class HardBox: Sendable {
+    let number: Int
+    init(_ number: Int) { self.number = number }
+}
+
+/// A model with properties that another thread owns: a plain property the user guards with
+/// a lock of their own, and `@Observed` properties that nobody observes.
+///
+/// `@unchecked Sendable`: `guarded` is only touched under `lock`; `text` and `box` are
+/// written by one thread only, and nobody else reads them (the library must not either).
+final class HardCrowded: ObservableModel, ObservationStateObserving, @unchecked Sendable {
+    @Observed var observed = 0
+    @Observed var child: HardNode? = nil
+    @Observed var text = ""
+    @Observed var box: HardBox? = nil
+    private var guarded: [Int] = []
+    private let lock = RelLock(())
+    let hookCalls = CoreCounter()
+
+    func mutateGuarded(_ number: Int) {
+        lock.withLock { _ in
+            if guarded.count > 64 { guarded = [] }
+            guarded.append(number)
+        }
+    }
+
+    func observationStateDidChange(forProperty property: String, isObserved: Bool) {
+        hookCalls.increment()
+    }
+}
+
+/// A flag for ending a loop on another thread.
+final class HardStop: Sendable {
+    private let flag = Atomic<Bool>(false)
+    func raise() { flag.store(true, ordering: .releasing) }
+    var isRaised: Bool { flag.load(ordering: .acquiring) }
+}
+
+// MARK: - Item 4: drain() on two threads
+
+@Suite("Hardening: drain on two threads")
+struct HardDrainTests {
+    /// A drain that finds another one running returns 0 and relies on it: the running drain
+    /// must not have decided "nothing left" before the change was queued.
+    @Test func drainThatEndsLetsTheNextDrainRun() {
+        let queue = CoalescingQueue(target: .manual)
+        let model = HardNode()
+        let delivered = CoreCounter()
+        let counts = CoreRecorder<Int>()
+        let once = Atomic<Bool>(false)
+        withExtendedLifetime(model) {
+            let token = model.observe(\.int, queue: queue) { _ in delivered.increment() }
+            // At the end of the first drain, while it is about to return, another thread sets
+            // the property and drains.
+            queue.setDrainDidEndHook {
+                guard !once.exchange(true, ordering: .relaxed) else { return }
+                let finished = RelThreads.run(count: 1, timeout: 10) { _ in
+                    model.int += 1
+                    counts.append(queue.drain())
+                }
+                #expect(finished)
+            }
+            counts.append(queue.drain())
+            queue.setDrainDidEndHook(nil)
+            #expect(delivered.value == 1)
+            #expect(counts.entries.reduce(0, +) == 1)
+            #expect(queue.pendingCount == 0)
+            withExtendedLifetime(token) {}
+        }
+    }
+
+    /// Thread A drains; thread B sets and drains. Whoever delivers, each round delivers
+    /// exactly once and leaves nothing pending.
+    @Test func concurrentDrainsNeverStrandAChange() {
+        let rounds = RelScale.iterations(3_000, tsanDivisor: 10)
+        let queue = CoalescingQueue(target: .manual)
+        let model = HardNode()
+        let delivered = CoreCounter()
+        withExtendedLifetime(model) {
+            let token = model.observe(\.int, queue: queue) { _ in delivered.increment() }
+            var stranded = 0
+            for round in 1...rounds {
+                let counts = RelLock([0, 0])
+                let finished = RelThreads.run(count: 2, timeout: 10) { index in
+                    if index == 1 { model.int = round }
+                    let count = queue.drain()
+                    counts.withLock { $0[index] = count }
+                }
+                #expect(finished)
+                let total = counts.withLock { $0[0] + $0[1] }
+                if total != 1 || queue.pendingCount != 0 {
+                    stranded += 1
+                    queue.drain()
+                }
+            }
+            #expect(stranded == 0)
+            #expect(delivered.value == rounds)
+            withExtendedLifetime(token) {}
+        }
+    }
+}
+
+// MARK: - Item 5: no reflection over values
+
+@Suite("Hardening: introspection reads no other property")
+struct HardIntrospectionTests {
+    /// Each call the issue lists, while another thread mutates a lock-guarded plain property
+    /// and unobserved `@Observed` properties (a String and a reference) of the same object.
+    @Test func introspectionWhileAnotherThreadMutates() throws {
+        let iterations = RelScale.iterations(2_000, tsanDivisor: 10)
+        let queue = CoalescingQueue(target: .manual)
+        let model = HardCrowded()
+        model.child = HardNode()
+        let stop = HardStop()
+        let checks = CoreCounter()
+        let finished = RelThreads.run(count: 2, timeout: 60) { index in
+            if index == 1 {
+                var number = 0
+                while !stop.isRaised {
+                    number += 1
+                    model.mutateGuarded(number)
+                    model.text = "text \(number)"
+                    model.box = HardBox(number)
+                }
+                return
+            }
+            defer { stop.raise() }
+            let token = model.observe(\.observed, queue: queue) { _ in }
+            for _ in 0..<iterations {
+                var ok = token.debugDescription.contains("observed")
+                ok = ok && model.observerCount(ofProperty: "observed") == 1
+                ok = ok && model.observedProperties == ["observed"]
+                ok = ok && model.observablePropertyNames == ["observed", "child", "text", "box"]
+                // String paths (a name, a wildcard fan-out), created and ended.
+                if let path = try? model.observe(path: "child.int", queue: queue, { _ in }) {
+                    ok = ok && path.debugDescription.contains("child.int")
+                    path.invalidate()
+                } else {
+                    ok = false
+                }
+                if let star = try? model.observe(path: "*.int", queue: queue, { _ in }) {
+                    ok = ok && model.child!.observerCount(ofProperty: "int") == 1
+                    star.invalidate()
+                } else {
+                    ok = false
+                }
+                if ok { checks.increment() }
+            }
+            withExtendedLifetime(token) {}
+        }
+        #expect(finished)
+        #expect(checks.value == iterations)
+        // Creating and dropping tokens ran the model's hook each time (first in, last out).
+        #expect(model.hookCalls.value >= 2 * iterations)
+        queue.drain()
+    }
+
+    /// A root's deinit names its tokens from the class, with no reflection over the object.
+    @Test func deadRootTokensKeepTheirNames() throws {
+        let queue = CoalescingQueue(target: .manual)
+        var model: HardCrowded? = HardCrowded()
+        weak let weakModel = model
+        let token = model!.observe(\.text, queue: queue) { _ in }
+        let path = try model!.observe(path: "child.int", queue: queue) { _ in }
+        model = nil
+        #expect(weakModel == nil)
+        #expect(token.debugDescription.contains("HardCrowded text"))
+        #expect(path.debugDescription.contains("child.int"))
+        #expect(!token.isValid)
+    }
+
+    /// Names come from the class: superclass properties first, without an instance.
+    @Test func tableIsPerClassAndReadsSerialsOnly() {
+        let first = HardCrowded()
+        let second = HardCrowded()
+        let table = PropertyTable.of(HardCrowded.self)
+        #expect(table.entries.map(\.name) == ["observed", "child", "text", "box"])
+        #expect(table.entries.map(\.mayHoldModel) == [false, true, false, false])
+        // Serials differ per object; the table finds each object's own.
+        let serials = table.entries.map { $0.serial(in: first) }
+        #expect(Set(serials).count == 4)
+        #expect(Set(serials).isDisjoint(with: table.entries.map { $0.serial(in: second) }))
+        first.text = "read"
+        #expect(table.entry(named: "text")?.value(in: first) as? String == "read")
+    }
+}
+
+// MARK: - Item 6: tell racing stopTelling
+
+@Suite("Hardening: tell racing stopTelling")
+struct HardTellTests {
+    /// The mechanism: a subscription ended before it starts never attaches.
+    @Test func endedSubscriptionNeverAttaches() {
+        let queue = CoalescingQueue(target: .manual)
+        let model = HardNode()
+        let observer = RelCanary("observer")
+        let subscription = _ObserverSubscription(
+            root: model, observer: observer, target: .keys([TypedKey(partial: \HardNode.int as PartialKeyPath)]),
+            options: [], queue: queue, site: CreationSite(fileID: #fileID, line: #line), callback: { _, _ in })
+        subscription.end()
+        model.start(subscription)
+        #expect(model.observerCount(of: \.int) == 0)
+        #expect(model.attachedEdgeCount == 0)
+    }
+
+    /// The race: afterwards nothing observes, a set and the model's deinit are safe.
+    @Test func tellRacingStopTellingLeavesNoObserver() {
+        let iterations = RelScale.iterations(5_000, tsanDivisor: 10)
+        let queue = CoalescingQueue(target: .manual)
+        let observer = RelCanary("observer")
+        weak var weakModel: HardNode?
+        do {
+            let shared = HardNode()
+            weakModel = shared
+            race(shared, observer: observer, queue: queue, iterations: iterations)
+        }
+        #expect(weakModel == nil)
+        withExtendedLifetime(observer) {}
+    }
+
+    private func race(_ shared: HardNode, observer: RelCanary, queue: CoalescingQueue, iterations: Int) {
+        let finished = RelThreads.run(count: 2, timeout: 60) { index in
+            for _ in 0..<iterations {
+                if index == 0 {
+                    shared.tell(observer, when: \.int, queue: queue) { _, _ in }
+                } else {
+                    shared.stopTelling(observer)
+                }
+            }
+        }
+        #expect(finished)
+        shared.stopTelling(observer)
+        #expect(shared.observerCount(of: \.int) == 0)
+        #expect(shared.attachedEdgeCount == 0)
+        shared.int = 1
+        #expect(queue.drain() == 0)
+    }
+}
+
+// MARK: - Item 7
+
+@Suite("Hardening: counts")
+struct HardCountTests {
+    /// `observerCount` counts observations, not the edges one token has on a property.
+    @Test func observerCountCountsObservations() throws {
+        let queue = CoalescingQueue(target: .manual)
+        let x = HardNode()
+        let y = HardNode()
+        let z = HardNode()
+        x.b = y
+        y.c = z
+        z.a = x
+        defer { z.a = nil }  // break the cycle
+        let twice = try x.observe(paths: ["b.int", "b.int"], queue: queue) { _ in }
+        #expect(y.observerCount(ofProperty: "int") == 1)
+        #expect(y.observerCount(of: \.int) == 1)
+        twice.invalidate()
+        let loop = try x.observe(path: "b.c.a.b", queue: queue) { _ in }
+        #expect(x.observerCount(ofProperty: "b") == 1)
+        #expect(x.observerCount(of: \.b) == 1)
+        let selfLoop = HardNode()
+        selfLoop.a = selfLoop
+        defer { selfLoop.a = nil }
+        let stars = try selfLoop.observe(path: "*.*.*", queue: queue) { _ in }
+        #expect(selfLoop.observerCount(ofProperty: "int") == 1)
+        #expect(selfLoop.observerCount(ofProperty: "*") == 1)
+        // A second token counts as a second observation.
+        let other = x.observe(\.b, queue: queue) { _ in }
+        #expect(x.observerCount(of: \.b) == 2)
+        withExtendedLifetime((twice, loop, stars, other)) {}
+    }
+
+    /// A token ended while its delivery sits in the running drain's batch does not make the
+    /// deliveries queued since look fewer.
+    @Test func pendingCountInsideACallback() {
+        let queue = CoalescingQueue(target: .manual)
+        let first = HardNode()
+        let second = HardNode()
+        let others = [HardNode(), HardNode(), HardNode()]
+        let seen = CoreRecorder<Int>()
+        let box = RelTokenBox()
+        withExtendedLifetime((first, second, others)) {
+            let firstToken = first.observe(\.int, queue: queue) { _ in
+                box.token?.invalidate()  // pending in this very batch
+                for (index, other) in others.enumerated() { other.int = index + 1 }
+                seen.append(queue.pendingCount)
+            }
+            box.token = second.observe(\.int, queue: queue) { _ in }
+            let otherTokens = others.map { $0.observe(\.int, queue: queue) { _ in } }
+            first.int = 1
+            second.int = 1
+            #expect(queue.pendingCount == 2)
+            #expect(queue.drain() == 4)
+            #expect(seen.entries == [3])
+            #expect(queue.pendingCount == 0)
+            withExtendedLifetime((firstToken, otherTokens)) {}
+        }
+    }
+}
