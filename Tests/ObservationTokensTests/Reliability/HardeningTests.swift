@@ -320,3 +320,50 @@ struct HardCountTests {
         }
     }
 }
+
+// MARK: - Item 7: TokenBag
+
+@Suite("Hardening: token bags drop ended tokens")
+struct HardTokenBagTests {
+    /// A bag that collects tokens on objects that die stays as large as its live tokens.
+    @Test func bagDropsTokensOfDeadObjects() {
+        let queue = CoalescingQueue(target: .manual)
+        let bag = TokenBag()
+        let survivor = HardNode()
+        let live = survivor.observe(\.int, queue: queue) { _ in }
+        live.store(in: bag)
+        weak var firstEnded: ObservationToken?
+        for index in 0..<1_000 {
+            let model = HardNode()
+            let token = model.observe(\.int, queue: queue) { _ in }
+            token.store(in: bag)
+            if index == 0 { firstEnded = token }
+            // The model dies here: its token ends.
+        }
+        // At most about twice the live tokens, plus the sweep's minimum.
+        #expect(bag.count <= 64)
+        #expect(firstEnded == nil)
+        #expect(live.isValid)
+        survivor.int = 1
+        #expect(queue.drain() == 1)
+        bag.removeAll()
+        #expect(!live.isValid)
+    }
+
+    /// Live tokens are never dropped, however many are inserted.
+    @Test func bagKeepsEveryLiveToken() {
+        let queue = CoalescingQueue(target: .manual)
+        let bag = TokenBag()
+        let model = HardNode()
+        var tokens: [ObservationToken] = []
+        for _ in 0..<500 {
+            let token = model.observe(\.int, queue: queue) { _ in }
+            token.store(in: bag)
+            tokens.append(token)
+        }
+        tokens.removeAll()
+        #expect(bag.count == 500)
+        model.int = 1
+        #expect(queue.drain() == 500)
+    }
+}
