@@ -237,12 +237,20 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
         withLock { state in state.resolvedKeys.first { $0.keyPath === keyPath }?.serial }
     }
 
-    /// Remembers a resolution. The cache is small and bounded: key paths built at run time
-    /// (not literals) are new objects each time and must not make it grow.
+    /// Remembers a resolution. Bounded per property, not per object: key paths built at run
+    /// time (not literals) are new objects each time and must not make the cache grow, but
+    /// they only ever push out key paths to the same property. Observing many properties of
+    /// an object never makes a literal key path resolve (read its property) again.
     func remember(_ keyPath: AnyKeyPath, serial: UInt64) {
         withLock { state in
             guard !state.resolvedKeys.contains(where: { $0.keyPath === keyPath }) else { return }
-            if state.resolvedKeys.count == RegistryState.resolvedKeyLimit { state.resolvedKeys.removeFirst() }
+            var sameProperty = 0
+            var oldest = -1
+            for index in state.resolvedKeys.indices where state.resolvedKeys[index].serial == serial {
+                sameProperty += 1
+                if oldest < 0 { oldest = index }
+            }
+            if sameProperty >= RegistryState.resolvedKeyLimit { state.resolvedKeys.remove(at: oldest) }
             state.resolvedKeys.append((keyPath, serial))
         }
     }
@@ -321,6 +329,7 @@ struct RegistryState {
     var namesAfterDeinit: [(serial: UInt64, name: String)] = []
     var resolvedKeys: [(keyPath: AnyKeyPath, serial: UInt64)] = []
 
+    /// Key path objects remembered per property.
     static let resolvedKeyLimit = 16
 
     /// Index of the entry for `serial`, creating it if needed. Objects observe few properties,

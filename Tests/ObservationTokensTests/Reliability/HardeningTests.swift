@@ -367,3 +367,70 @@ struct HardTokenBagTests {
         #expect(queue.drain() == 500)
     }
 }
+
+// MARK: - Item 7: key path cache
+
+/// Twenty observed properties, more than the cache's per-property bound.
+///
+/// `@unchecked Sendable`: see ``HardNode``.
+final class HardWide: ObservableModel, @unchecked Sendable {
+    @Observed var p0 = 0
+    @Observed var p1 = 0
+    @Observed var p2 = 0
+    @Observed var p3 = 0
+    @Observed var p4 = 0
+    @Observed var p5 = 0
+    @Observed var p6 = 0
+    @Observed var p7 = 0
+    @Observed var p8 = 0
+    @Observed var p9 = 0
+    @Observed var p10 = 0
+    @Observed var p11 = 0
+    @Observed var p12 = 0
+    @Observed var p13 = 0
+    @Observed var p14 = 0
+    @Observed var p15 = 0
+    @Observed var p16 = 0
+    @Observed var p17 = 0
+    @Observed var p18 = 0
+    @Observed var p19 = 0
+
+    static var keyPaths: [KeyPath<HardWide, Int>] {
+        [
+        \.p0, \.p1, \.p2, \.p3, \.p4, \.p5, \.p6, \.p7, \.p8, \.p9,
+        \.p10, \.p11, \.p12, \.p13, \.p14, \.p15, \.p16, \.p17, \.p18, \.p19,
+        ]
+    }
+}
+
+@Suite("Hardening: key path cache")
+struct HardKeyPathCacheTests {
+    /// Observing many other properties never evicts a key path: a later token through it
+    /// finds it cached and does not read the property again.
+    @Test func manyPropertiesDoNotEvictAKeyPath() {
+        let queue = CoalescingQueue(target: .manual)
+        let model = HardWide()
+        let keyPaths = HardWide.keyPaths
+        var tokens = keyPaths.map { model.observe($0, queue: queue) { _ in } }
+        for keyPath in keyPaths {
+            #expect(model.registry.cachedSerial(for: keyPath) != nil)
+        }
+        tokens.append(model.observe(keyPaths[0], queue: queue) { _ in })
+        model.p0 = 1
+        #expect(queue.drain() == 2)
+        withExtendedLifetime(tokens) {}
+    }
+
+    /// Key paths built at run time (a new object each time) stay bounded per property.
+    @Test func runTimeKeyPathsStayBounded() {
+        let queue = CoalescingQueue(target: .manual)
+        let model = HardWide()
+        for _ in 0..<100 {
+            let built = (\HardWide.self).appending(path: \HardWide.p1)
+            let token = model.observe(built, queue: queue) { _ in }
+            withExtendedLifetime(token) {}
+        }
+        let cached = model.registry.withLock { state in state.resolvedKeys.count }
+        #expect(cached <= RegistryState.resolvedKeyLimit)
+    }
+}
