@@ -47,7 +47,7 @@ extension ModelObserving where Self: ObservableModel {
     /// ```
     public func observerCount(of keyPath: PartialKeyPath<Self>) -> Int {
         guard let registry = existingRegistry,
-            let serial = PathStep.key(TypedKey(partial: keyPath)).resolve(on: self)?.serial
+            let serial = PathStep.key(TypedKey(partial: keyPath)).resolveSerial(on: self)
         else { return 0 }
         return registry.observerCount(ofSerial: serial)
     }
