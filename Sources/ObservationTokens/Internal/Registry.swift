@@ -296,9 +296,18 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
             defer { state.retained = [] }
             return (members, state.retained)
         }
-        var seen = Set<ObjectIdentifier>()
+        // Each subscription once (one may watch several properties here): among a few, a scan
+        // of those before it costs less than hashing; among many, a set.
+        let all = members + retained
+        var seen = all.count > 16 ? Set<ObjectIdentifier>(minimumCapacity: all.count) : nil
         var named = false
-        for subscription in members + retained where seen.insert(ObjectIdentifier(subscription)).inserted {
+        for index in all.indices {
+            let subscription = all[index]
+            if seen != nil {
+                guard seen!.insert(ObjectIdentifier(subscription)).inserted else { continue }
+            } else if all[..<index].contains(where: { $0 === subscription }) {
+                continue
+            }
             if subscription.rootRegistry === self {
                 if !named {
                     named = true
