@@ -6,8 +6,8 @@
 ///
 /// Checks happen up front as far as they can: the root's properties always; further
 /// components where the type at that level is known (an object is there now, or the declared
-/// type is a model class, whose names are read from the class). A value met at run time that is not observable simply ends the reachable
-/// part of the path, as nil does.
+/// type is a model class, whose names are read from the class). A value met at run time that
+/// is not observable simply ends the reachable part of the path, as nil does.
 enum StringKeyPath {
     static func parse(_ path: String, root: ObservableModel) throws(KeyPathError) -> ObservedPath {
         guard !path.isEmpty else { throw .emptyPath }
