@@ -242,16 +242,21 @@ struct HardTellTests {
     }
 
     private func race(_ shared: HardNode, observer: RelCanary, queue: CoalescingQueue, iterations: Int) {
+        // The threads reach the model through `holder`, which the test empties afterwards: a
+        // thread may release its closure after `run` returned.
+        let holder = RelLock<HardNode?>(shared)
         let finished = RelThreads.run(count: 2, timeout: 60) { index in
+            guard let model = holder.withLock({ $0 }) else { return }
             for _ in 0..<iterations {
                 if index == 0 {
-                    shared.tell(observer, when: \.int, queue: queue) { _, _ in }
+                    model.tell(observer, when: \.int, queue: queue) { _, _ in }
                 } else {
-                    shared.stopTelling(observer)
+                    model.stopTelling(observer)
                 }
             }
         }
         #expect(finished)
+        holder.withLock { $0 = nil }
         shared.stopTelling(observer)
         #expect(shared.observerCount(of: \.int) == 0)
         #expect(shared.attachedEdgeCount == 0)
