@@ -41,6 +41,8 @@ struct PropertyTable: Sendable {
     let typeName: String
     /// Superclass properties first, in declaration order.
     let entries: [Entry]
+    /// Typed key paths resolved on objects of this class, and the entry each one reads.
+    private let keyPaths: KeyPathEntries
 
     private static let cache = Locked<[ObjectIdentifier: PropertyTable]>(state: [:])
 
@@ -63,6 +65,7 @@ struct PropertyTable: Sendable {
 
     private init(building type: ObservableModel.Type) {
         typeName = String(describing: type)
+        keyPaths = KeyPathEntries()
         var entries: [Entry] = []
         // `classType` (raw value 1): `_EachFieldOptions.classType` is a mutable static, which
         // Swift 6 rejects. Fields of superclasses come first.
@@ -90,6 +93,19 @@ struct PropertyTable: Sendable {
         entries.first { $0.name == name }
     }
 
+    /// The entry a typed key path read on another object of this class, if it was resolved
+    /// before: for a new object, only that storage's immutable serial needs reading.
+    func entry(forKeyPath keyPath: AnyKeyPath) -> Entry? {
+        keyPaths.index(of: keyPath).map { entries[$0] }
+    }
+
+    /// Records that `keyPath`, applied to `object` (of this class), read the storage with
+    /// `serial` (found by access capture).
+    func learn(_ keyPath: AnyKeyPath, serial: UInt64, on object: ObservableModel) {
+        guard let index = entries.firstIndex(where: { $0.serial(in: object) == serial }) else { return }
+        keyPaths.remember(keyPath, index: index)
+    }
+
     /// The name of the property of `object` whose storage has `serial`.
     ///
     /// - Complexity: O(*p*) reads of immutable serials.
@@ -100,6 +116,31 @@ struct PropertyTable: Sendable {
     /// Every property's serial in `object`, with its name.
     func names(in object: ObservableModel) -> [(serial: UInt64, name: String)] {
         entries.map { ($0.serial(in: object), $0.name) }
+    }
+}
+
+/// A class's resolved typed key paths, by key path identity. Key path objects are retained, so
+/// an identity can't be reused while remembered. Bounded per property, like the per-object
+/// cache: key paths built at run time are new objects each time and push out only key paths
+/// to the same property.
+final class KeyPathEntries: Locked<[(keyPath: AnyKeyPath, index: Int)]>, @unchecked Sendable {  // see Locked
+    static let limitPerProperty = 16
+
+    init() {
+        super.init(state: [])
+    }
+
+    func index(of keyPath: AnyKeyPath) -> Int? {
+        withLock { state in state.first { $0.keyPath === keyPath }?.index }
+    }
+
+    func remember(_ keyPath: AnyKeyPath, index: Int) {
+        withLock { state in
+            guard !state.contains(where: { $0.keyPath === keyPath }) else { return }
+            let same = state.indices.filter { state[$0].index == index }
+            if same.count >= Self.limitPerProperty { state.remove(at: same[0]) }
+            state.append((keyPath, index))
+        }
     }
 }
 

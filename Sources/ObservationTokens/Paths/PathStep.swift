@@ -19,6 +19,7 @@ enum PathStep: Sendable {
             if let serial = object.existingRegistry?.cachedSerial(for: key.keyPath) {
                 return key.read(object).map { (serial, $0) }
             }
+            if let serial = Self.serialFromClass(of: key, on: object) { return key.read(object).map { (serial, $0) } }
             // The key path must read exactly one @Observed storage, of this object, with the
             // key path's own value type: `\.zip` qualifies, `\.zip.count` and `\.a.b` don't.
             let (value, recording) = AccessCapture.capture { key.read(object) }
@@ -26,6 +27,7 @@ enum PathStep: Sendable {
                 access.object == ObjectIdentifier(object), access.valueType == key.valueType
             else { return nil }
             object.registry.remember(key.keyPath, serial: access.serial)
+            PropertyTable(object).learn(key.keyPath, serial: access.serial, on: object)
             return (access.serial, value)
         case .name(let name):
             // The class's table: reads this property's serial and value, no other property.
@@ -42,12 +44,23 @@ enum PathStep: Sendable {
         switch self {
         case .key(let key):
             if let serial = object.existingRegistry?.cachedSerial(for: key.keyPath) { return serial }
+            if let serial = Self.serialFromClass(of: key, on: object) { return serial }
         case .name(let name):
             return PropertyTable(object).entry(named: name)?.serial(in: object)
         case .wildcard:
             return nil
         }
         return resolve(on: object)?.serial
+    }
+
+    /// The serial of the storage `key` reads on `object`, if the key path was resolved on
+    /// another object of the same class: reads that storage's immutable serial, not its value,
+    /// and remembers it on the object.
+    private static func serialFromClass(of key: TypedKey, on object: ObservableModel) -> UInt64? {
+        guard let entry = PropertyTable(object).entry(forKeyPath: key.keyPath) else { return nil }
+        let serial = entry.serial(in: object)
+        object.registry.remember(key.keyPath, serial: serial)
+        return serial
     }
 
     /// The value this step reads on `object`, without capturing.

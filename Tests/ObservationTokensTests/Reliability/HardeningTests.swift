@@ -426,6 +426,42 @@ struct HardKeyPathCacheTests {
         withExtendedLifetime(tokens) {}
     }
 
+    /// A key path resolved on one object is known for its whole class: on a fresh object only
+    /// the storage's immutable serial is read, so another thread may be setting the property
+    /// while the object's first token through that key path is created.
+    @Test func freshObjectsOfAKnownClassAreNotRead() {
+        let queue = CoalescingQueue(target: .manual)
+        let keyPath = \HardWide.p5
+        let first = HardWide()
+        let firstToken = first.observe(keyPath, queue: queue) { _ in }
+        #expect(PropertyTable.of(HardWide.self).entry(forKeyPath: keyPath)?.name == "p5")
+        let count = RelScale.iterations(500, tsanDivisor: 10)
+        let models = (0..<count).map { _ in HardWide() }
+        let stop = HardStop()
+        let created = CoreCounter()
+        let finished = RelThreads.run(count: 2, timeout: 60) { index in
+            if index == 1 {
+                var number = 0
+                while !stop.isRaised {
+                    for model in models { model.p5 = number }
+                    number += 1
+                }
+                return
+            }
+            defer { stop.raise() }
+            for model in models {
+                let token = model.observe(keyPath, queue: queue) { _ in }
+                if token.isValid { created.increment() }
+                token.invalidate()
+            }
+        }
+        #expect(finished)
+        #expect(created.value == count)
+        #expect(models.allSatisfy { $0.observerCount(of: keyPath) == 0 })
+        queue.drain()
+        withExtendedLifetime((first, firstToken)) {}
+    }
+
     /// Key paths built at run time (a new object each time) stay bounded per property.
     @Test func runTimeKeyPathsStayBounded() {
         let queue = CoalescingQueue(target: .manual)
