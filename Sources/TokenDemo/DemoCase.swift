@@ -31,7 +31,7 @@ struct DemoCase: Sendable {
     }
 
     /// Every case, in the order `swift run TokenDemo` runs them.
-    static let all: [DemoCase] = lifecycleCases + coalescingCases + keyPathCases
+    static let all: [DemoCase] = lifecycleCases + coalescingCases + keyPathCases + hardeningCases
 
     /// The case with this name, if any.
     static func named(_ name: String) -> DemoCase? {

@@ -55,8 +55,15 @@ public final class CoalescingQueue: Sendable {
     }
 
     /// The number of deliveries waiting for the end of the tick.
+    ///
+    /// Inside a callback, deliveries of the running drain that have not run yet are not
+    /// counted (they are no longer waiting for a tick); deliveries queued since the drain
+    /// began are.
+    ///
+    /// - Complexity: O(1) unless tokens with queued deliveries ended since the last sweep;
+    ///   then O(*n*) in the queued deliveries.
     public var pendingCount: Int {
-        state.withLock { state in max(0, state.queued - state.ended) + state.notices }
+        state.withLock { state in state.pendingCount }
     }
 
     /// Delivers every pending token now, on the calling thread, and returns how many callbacks
@@ -80,12 +87,25 @@ public final class CoalescingQueue: Sendable {
         guard let drainID else { return 0 }
         var delivered = 0
         var deferred: [Item] = []
+        var reschedule = false
+        var hook: (@Sendable () -> Void)?
         while true {
-            let batch = state.withLock { state in
-                defer { state.removeAll() }
-                return state.items
+            // Finding nothing left and ending the drain are one critical section: a change
+            // queued after it starts a drain of its own (`drain()` on another thread then
+            // returns a count, not 0), and one queued before it is in this batch.
+            let batch = state.withLock { state -> [Item]? in
+                guard state.items.isEmpty else {
+                    defer { state.removeAll() }
+                    return state.items
+                }
+                state.isDraining = false
+                state.insert(contentsOf: deferred, at: 0)
+                state.isScheduled = false
+                reschedule = markScheduledIfNeeded(&state)
+                hook = state.drainDidEndHook
+                return nil
             }
-            if batch.isEmpty { break }
+            guard let batch else { break }
             for item in batch {
                 switch item {
                 case .notice(let notice):
@@ -110,17 +130,18 @@ public final class CoalescingQueue: Sendable {
                 }
             }
         }
-        let reschedule = state.withLock { state -> Bool in
-            state.isDraining = false
-            state.insert(contentsOf: deferred, at: 0)
-            state.isScheduled = false
-            return markScheduledIfNeeded(&state)
-        }
         if reschedule { scheduleDrain() }
+        hook?()
         return delivered
     }
 
     // MARK: Internal
+
+    /// Tests only: runs on the draining thread once a drain has ended, before it returns
+    /// (where a second drain used to find the first one still running).
+    func setDrainDidEndHook(_ hook: (@Sendable () -> Void)?) {
+        state.withLock { $0.drainDidEndHook = hook }
+    }
 
     /// Queues a delivery. `root` stays alive until the delivery runs or the token ends: from a
     /// set to its delivery, the observed object is retained, so its observers run before it
@@ -236,6 +257,7 @@ private struct QueueState {
     var isScheduled = false
     var isDraining = false
     var drainCount: UInt64 = 0
+    var drainDidEndHook: (@Sendable () -> Void)?
 
     mutating func append(_ item: Item) {
         count(item, sign: 1)
@@ -250,6 +272,17 @@ private struct QueueState {
     mutating func insert(contentsOf newItems: [Item], at index: Int) {
         for item in newItems { count(item, sign: 1) }
         items.insert(contentsOf: newItems, at: index)
+    }
+
+    /// Deliveries of active subscriptions still in `items`, and notices. Exact: `ended` may
+    /// also count subscriptions of the batch a drain is delivering, which are not in `items`.
+    var pendingCount: Int {
+        guard ended > 0 else { return queued + notices }
+        var live = 0
+        for case .deliveries(let subscriptions, _) in items {
+            for subscription in subscriptions where subscription.isActive { live += 1 }
+        }
+        return live + notices
     }
 
     mutating func removeAll() {

@@ -21,10 +21,10 @@ struct ObservationStateHooks {
             if call.serial == PathStep.wildcardSerial {
                 // `*` counts for every property that has no observer of its own.
                 let own = Set(call.registry.observedSerials)
-                for entry in PropertyTable(owner).entries where !own.contains(entry.storage.serial) {
+                for entry in PropertyTable(owner).entries where !own.contains(entry.serial(in: owner)) {
                     owner.observationStateDidChange(forProperty: entry.name, isObserved: call.isObserved)
                 }
-            } else if let name = PropertyTable(owner).name(ofSerial: call.serial) {
+            } else if let name = PropertyTable(owner).name(ofSerial: call.serial, in: owner) {
                 owner.observationStateDidChange(forProperty: name, isObserved: call.isObserved)
             }
         }

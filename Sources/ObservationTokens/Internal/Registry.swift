@@ -231,13 +231,19 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
         withLock { state in state.namesAfterDeinit.first { $0.serial == serial }?.name }
     }
 
-    /// Subscriptions on `serial`, for manual triggers and introspection.
+    /// Observations watching `serial` (or `*`), for introspection: distinct subscriptions,
+    /// not edges, so a token whose paths reach the property twice (`["a.x", "a.x"]`, a looping
+    /// path, `*.*`) counts once.
+    ///
+    /// - Complexity: O(*e*) in the edges on the property and on `*`.
     func observerCount(ofSerial serial: UInt64) -> Int {
         withLock { state in
-            state.properties.reduce(0) { total, property in
-                property.serial == serial || property.serial == PathStep.wildcardSerial
-                    ? total + property.members.count : total
+            var seen = Set<UnsafeMutableRawPointer>()
+            for property in state.properties
+            where property.serial == serial || property.serial == PathStep.wildcardSerial {
+                property.members.forEachUnretained { member, _ in seen.insert(member.toOpaque()) }
             }
+            return seen.count
         }
     }
 
@@ -260,12 +266,20 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
         withLock { state in state.resolvedKeys.first { $0.keyPath === keyPath }?.serial }
     }
 
-    /// Remembers a resolution. The cache is small and bounded: key paths built at run time
-    /// (not literals) are new objects each time and must not make it grow.
+    /// Remembers a resolution. Bounded per property, not per object: key paths built at run
+    /// time (not literals) are new objects each time and must not make the cache grow, but
+    /// they only ever push out key paths to the same property. Observing many properties of
+    /// an object never makes a literal key path resolve (read its property) again.
     func remember(_ keyPath: AnyKeyPath, serial: UInt64) {
         withLock { state in
             guard !state.resolvedKeys.contains(where: { $0.keyPath === keyPath }) else { return }
-            if state.resolvedKeys.count == RegistryState.resolvedKeyLimit { state.resolvedKeys.removeFirst() }
+            var sameProperty = 0
+            var oldest = -1
+            for index in state.resolvedKeys.indices where state.resolvedKeys[index].serial == serial {
+                sameProperty += 1
+                if oldest < 0 { oldest = index }
+            }
+            if sameProperty >= RegistryState.resolvedKeyLimit { state.resolvedKeys.remove(at: oldest) }
             state.resolvedKeys.append((keyPath, serial))
         }
     }
@@ -311,17 +325,28 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
             defer { state.retained = [] }
             return (members, state.retained)
         }
-        var seen = Set<ObjectIdentifier>()
-        var table: PropertyTable?
-        for subscription in members + retained where seen.insert(ObjectIdentifier(subscription)).inserted {
+        // Each subscription once (one may watch several properties here): among a few, a scan
+        // of those before it costs less than hashing; among many, a set.
+        let all = members + retained
+        var seen = all.count > 16 ? Set<ObjectIdentifier>(minimumCapacity: all.count) : nil
+        var named = false
+        for index in all.indices {
+            let subscription = all[index]
+            if seen != nil {
+                guard seen!.insert(ObjectIdentifier(subscription)).inserted else { continue }
+            } else if all[..<index].contains(where: { $0 === subscription }) {
+                continue
+            }
             if subscription.rootRegistry === self {
-                if table == nil {
-                    table = PropertyTable(owner)
-                    // Tokens rooted here describe themselves by these names from now on.
-                    let names = table!.entries.map { ($0.storage.serial, $0.name) }
+                if !named {
+                    named = true
+                    // Tokens rooted here describe themselves by these names from now on: the
+                    // class's cached table and the storages' immutable serials, no reflection
+                    // and no value read.
+                    let names = PropertyTable(owner).names(in: owner)
                     withLock { state in state.namesAfterDeinit = names }
                 }
-                subscription.rememberDescription(root: owner, table: table!)
+                subscription.rememberDescription(root: owner)
             }
             subscription.objectDidDeinit(ownerID)
         }
@@ -344,6 +369,7 @@ struct RegistryState {
     var namesAfterDeinit: [(serial: UInt64, name: String)] = []
     var resolvedKeys: [(keyPath: AnyKeyPath, serial: UInt64)] = []
 
+    /// Key path objects remembered per property.
     static let resolvedKeyLimit = 16
 
     /// Index of the entry for `serial`, creating it if needed. Objects observe few properties,

@@ -179,8 +179,11 @@ class Subscription: @unchecked Sendable {  // see the rules above
             if wantsEndpoints { endpoints.append(endpoint) }
         }
         guard let extras else { return false }
+        // "Ended" is checked under the lock `end()` takes the edges under, so an ended
+        // subscription (`tell` hands it to the registry before this) never keeps an edge.
         let hooks = extras.withLock { state in
             var hooks = ObservationStateHooks()
+            guard isActive else { return hooks }
             if !endpoints.isEmpty { state.lastEndpoints = endpoints.map(StoredEndpoint.init) }
             replaceEdges(in: &state, where: { _ in true }, with: edges, hooks: &hooks)
             return hooks
@@ -461,16 +464,13 @@ class Subscription: @unchecked Sendable {  // see the rules above
         }
     }
 
-    /// The observed paths as dotted names, for debug descriptions; remembered when the root
-    /// deinitializes, since names can only be read off a live object.
+    /// The observed paths as dotted names, for debug descriptions (names from the classes'
+    /// tables, which read no other property); remembered when the root deinitializes.
     final var pathDescription: String {
         if isProperty {
-            guard propertySlot >= 0 else { return "<key path>" }
-            // A dead root's registry remembers its property names.
-            let name =
-                rootRegistry.weakOwner.map { PropertyTable($0).name(ofSerial: propertySerial) }
-                ?? rootRegistry.rememberedName(ofSerial: propertySerial)
-            return name ?? "<key path>"
+            guard propertySlot >= 0 else { return "<key path>" }  // a dead root's registry remembers
+            return rootRegistry.weakOwner.flatMap { PropertyTable($0).name(ofSerial: propertySerial, in: $0) }
+                ?? rootRegistry.rememberedName(ofSerial: propertySerial) ?? "<key path>"
         }
         guard let extras else { return "" }
         if let remembered = extras.withLock({ $0.rememberedDescription }) { return remembered }
@@ -478,9 +478,9 @@ class Subscription: @unchecked Sendable {  // see the rules above
     }
 
     /// Called from the root's deinit, while its properties are still intact, for path tokens.
-    final func rememberDescription(root: ObservableModel, table: PropertyTable) {
+    final func rememberDescription(root: ObservableModel) {
         guard !isProperty, let extras else { return }
-        let description = extras.paths.map { $0.describe(from: root, rootTable: table) }.joined(separator: ", ")
+        let description = extras.paths.map { $0.describe(from: root) }.joined(separator: ", ")
         extras.withLock { state in state.rememberedDescription = description }
     }
 }

@@ -63,7 +63,7 @@ extension ModelObserving where Self: ObservableModel {
     /// An observation of several properties ends if it includes any of `keyPaths`.
     public func stopTelling(_ observer: AnyObject, about keyPaths: [PartialKeyPath<Self>]) {
         guard let registry = existingRegistry else { return }
-        let serials = Set(keyPaths.compactMap { PathStep.key(TypedKey(partial: $0)).resolve(on: self)?.serial })
+        let serials = Set(keyPaths.compactMap { PathStep.key(TypedKey(partial: $0)).resolveSerial(on: self) })
         let id = ObjectIdentifier(observer)
         registry.endRetained { subscription in
             subscription.observerID == id && subscription.watchesRootProperty(in: serials, root: self)

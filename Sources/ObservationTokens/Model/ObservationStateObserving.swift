@@ -14,8 +14,8 @@
 /// ```
 ///
 /// It is a protocol rather than a method every model inherits so that models which don't
-/// adopt it pay nothing: finding a property's name takes reflection, and the library only does
-/// it for models that asked.
+/// adopt it pay nothing: finding a property's name takes a lookup in the class's property table
+/// (built once per class, reading no values), and the library only does it for models that asked.
 ///
 /// > Note: Called with no lock held, on the thread that created or ended the observation —
 /// > possibly inside a token's `deinit`. Observing `*` counts as observing every property.

@@ -1,59 +1,184 @@
-/// The `@Observed` properties of an object, found by reflection.
+@_spi(Reflection) import Swift
+
+/// The `@Observed` properties of a class, found once per class from its type metadata.
 ///
 /// Names come from the declarations themselves: the compiler stores `@Observed var zipCode`
-/// as `_zipCode`, and `Mirror` reports that label. Nothing is spelled twice, so nothing can
-/// drift out of sync. Reflection is slow (microseconds), so only string key paths,
-/// introspection and debug descriptions use it; typed key paths and setters never do.
-struct PropertyTable {
-    struct Entry {
+/// as `_zipCode`, and the class's field records name it so. Nothing is spelled twice, so
+/// nothing can drift out of sync.
+///
+/// The table is built from the class alone (`_forEachField` reads the names, offsets and
+/// types of the stored properties, superclass ones first, without an instance) and cached per
+/// class. It reads no value: on an object, it reads only the immutable `serial` of an
+/// `@Observed` storage, at its offset, and a value only for the one property a caller asks for
+/// (a string-path step). Unobserved properties, plain ones guarded by the user's own lock, and
+/// the values of other `@Observed` properties are never touched, whatever thread is writing
+/// them.
+struct PropertyTable: Sendable {
+    struct Entry: @unchecked Sendable {  // metatypes are immutable
         let name: String
-        let storage: any ObservedStorage
+        /// Where the storage starts in the object.
+        let offset: Int
+        /// Where the storage's immutable `serial` is in the object.
+        let serialOffset: Int
+        let storageType: any ObservedLayout.Type
+        /// Whether the value can be a model object (a `*` in a path's middle reads only these).
+        let mayHoldModel: Bool
+
+        var valueType: Any.Type { storageType.valueType }
+
+        /// The storage's serial in `object` (an instance of the table's class or a subclass).
+        /// Reads the immutable serial alone, never the value.
+        func serial(in object: ObservableModel) -> UInt64 {
+            PropertyTable.address(of: object).load(fromByteOffset: serialOffset, as: UInt64.self)
+        }
+
+        /// The property's current value in `object`: a copy, as its getter would make.
+        func value(in object: ObservableModel) -> Any {
+            storageType.value(at: PropertyTable.address(of: object) + offset)
+        }
     }
 
+    let typeName: String
+    /// Superclass properties first, in declaration order.
     let entries: [Entry]
+    /// Typed key paths resolved on objects of this class, and the entry each one reads.
+    private let keyPaths: KeyPathEntries
 
+    private static let cache = Locked<[ObjectIdentifier: PropertyTable]>(state: [:])
+
+    /// The table of `object`'s dynamic class.
     init(_ object: ObservableModel) {
-        var levels: [Mirror] = []
-        var mirror: Mirror? = Mirror(reflecting: object)
-        while let current = mirror {
-            levels.append(current)
-            mirror = current.superclassMirror
-        }
+        self = Self.of(type(of: object))
+    }
+
+    /// The table of `type`, built on first use and cached.
+    ///
+    /// - Complexity: O(1) after the first call for a class; O(*f*) in its stored properties
+    ///   the first time.
+    static func of(_ type: ObservableModel.Type) -> PropertyTable {
+        let id = ObjectIdentifier(type)
+        if let known = cache.withLock({ $0[id] }) { return known }
+        let table = PropertyTable(building: type)
+        cache.withLock { $0[id] = table }
+        return table
+    }
+
+    private init(building type: ObservableModel.Type) {
+        typeName = String(describing: type)
+        keyPaths = KeyPathEntries()
         var entries: [Entry] = []
-        // Superclass properties first: declaration order from the root class down.
-        for level in levels.reversed() {
-            for child in level.children {
-                guard let label = child.label, label.hasPrefix("_"),
-                    let storage = child.value as? any ObservedStorage
-                else { continue }
-                entries.append(Entry(name: String(label.dropFirst()), storage: storage))
-            }
+        // `classType` (raw value 1): `_EachFieldOptions.classType` is a mutable static, which
+        // Swift 6 rejects. Fields of superclasses come first.
+        _ = _forEachField(of: type, options: _EachFieldOptions(rawValue: 1)) { name, offset, fieldType, _ in
+            guard let storageType = fieldType as? any ObservedLayout.Type else { return true }
+            let label = String(cString: name)
+            guard label.hasPrefix("_") else { return true }
+            entries.append(
+                Entry(
+                    name: String(label.dropFirst()), offset: offset,
+                    serialOffset: offset + storageType.serialOffset, storageType: storageType,
+                    mayHoldModel: Self.modelType(in: storageType.valueType) != nil
+                        || Self.mayHoldModel(storageType.valueType)))
+            return true
         }
         self.entries = entries
+    }
+
+    @inline(__always)
+    fileprivate static func address(of object: ObservableModel) -> UnsafeRawPointer {
+        UnsafeRawPointer(Unmanaged.passUnretained(object).toOpaque())
     }
 
     func entry(named name: String) -> Entry? {
         entries.first { $0.name == name }
     }
 
-    func name(ofSerial serial: UInt64) -> String? {
-        entries.first { $0.storage.serial == serial }?.name
+    /// The entry a typed key path read on another object of this class, if it was resolved
+    /// before: for a new object, only that storage's immutable serial needs reading.
+    func entry(forKeyPath keyPath: AnyKeyPath) -> Entry? {
+        keyPaths.index(of: keyPath).map { entries[$0] }
+    }
+
+    /// Records that `keyPath`, applied to `object` (of this class), read the storage with
+    /// `serial` (found by access capture).
+    func learn(_ keyPath: AnyKeyPath, serial: UInt64, on object: ObservableModel) {
+        guard let index = entries.firstIndex(where: { $0.serial(in: object) == serial }) else { return }
+        keyPaths.remember(keyPath, index: index)
+    }
+
+    /// The name of the property of `object` whose storage has `serial`.
+    ///
+    /// - Complexity: O(*p*) reads of immutable serials.
+    func name(ofSerial serial: UInt64, in object: ObservableModel) -> String? {
+        entries.first { $0.serial(in: object) == serial }?.name
+    }
+
+    /// Every property's serial in `object`, with its name.
+    func names(in object: ObservableModel) -> [(serial: UInt64, name: String)] {
+        entries.map { ($0.serial(in: object), $0.name) }
+    }
+}
+
+/// A class's resolved typed key paths, by key path identity. Key path objects are retained, so
+/// an identity can't be reused while remembered. Bounded per property, like the per-object
+/// cache: key paths built at run time are new objects each time and push out only key paths
+/// to the same property.
+final class KeyPathEntries: Locked<[(keyPath: AnyKeyPath, index: Int)]>, @unchecked Sendable {  // see Locked
+    static let limitPerProperty = 16
+
+    init() {
+        super.init(state: [])
+    }
+
+    func index(of keyPath: AnyKeyPath) -> Int? {
+        withLock { state in state.first { $0.keyPath === keyPath }?.index }
+    }
+
+    func remember(_ keyPath: AnyKeyPath, index: Int) {
+        withLock { state in
+            guard !state.contains(where: { $0.keyPath === keyPath }) else { return }
+            let same = state.indices.filter { state[$0].index == index }
+            if same.count >= Self.limitPerProperty { state.remove(at: same[0]) }
+            state.append((keyPath, index))
+        }
+    }
+}
+
+/// What the table needs to know of an `@Observed` storage type: where its serial is, and how
+/// to copy its value out of an object.
+protocol ObservedLayout {
+    static var valueType: Any.Type { get }
+    /// The offset of `serial` inside the storage.
+    static var serialOffset: Int { get }
+    /// A copy of the value of the storage at `address`.
+    static func value(at address: UnsafeRawPointer) -> Any
+}
+
+extension Observed: ObservedLayout {
+    static var serialOffset: Int {
+        // `serial` is a stored property of the struct: the offset always exists.
+        MemoryLayout<Self>.offset(of: \Self.serial)!
+    }
+
+    static func value(at address: UnsafeRawPointer) -> Any {
+        address.assumingMemoryBound(to: Self.self).pointee.value
     }
 }
 
 extension ObservableModel {
     /// The names of this object's `@Observed` properties, superclass properties first.
     ///
-    /// - Complexity: O(*p*) reflection over the object's stored properties; meant for tools and
-    ///   debugging, not hot paths.
+    /// Read from the class once and cached: reads no property of the object.
+    ///
+    /// - Complexity: O(*p*) in the number of `@Observed` properties.
     public var observablePropertyNames: [String] {
         PropertyTable(self).entries.map(\.name)
     }
 }
 
 extension PropertyTable {
-    /// The names and value types of a class's `@Observed` properties, remembered per class
-    /// once an instance has been reflected, so string paths can be checked through nil links.
+    /// The names and value types of a class's `@Observed` properties, so string paths can be
+    /// checked through nil links.
     struct Schema: Sendable {
         struct Property: @unchecked Sendable {  // Any.Type is an immutable metatype
             let name: String
@@ -63,17 +188,14 @@ extension PropertyTable {
         let typeName: String
         let properties: [Property]
 
-        private static let cache = Locked<[ObjectIdentifier: Schema]>(state: [:])
-
         init(_ table: PropertyTable, type: ObservableModel.Type) {
-            typeName = String(describing: type)
-            properties = table.entries.map { Property(name: $0.name, valueType: Swift.type(of: $0.storage).valueType) }
-            let schema = self
-            Self.cache.withLock { $0[ObjectIdentifier(type)] = schema }
+            typeName = table.typeName
+            properties = table.entries.map { Property(name: $0.name, valueType: $0.valueType) }
         }
 
+        /// Every class has one: it is read from the class, not from an instance.
         static func cached(for type: ObservableModel.Type) -> Schema? {
-            cache.withLock { $0[ObjectIdentifier(type)] }
+            Schema(PropertyTable.of(type), type: type)
         }
     }
 

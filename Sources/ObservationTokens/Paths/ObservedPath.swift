@@ -37,28 +37,26 @@ struct ObservedPath: Sendable {
     }
 
     /// The path as dotted property names, resolved against `root` where it is still reachable.
-    /// Uses reflection; for debug output only.
-    func describe(from root: ObservableModel?, rootTable: PropertyTable? = nil) -> String {
+    /// Names come from the classes' property tables; values are read only for the path's own
+    /// properties that lead to a further typed step. For debug output only.
+    func describe(from root: ObservableModel?) -> String {
         var names: [String] = []
         var object = root
-        var table = rootTable
-        for step in steps {
+        for (index, step) in steps.enumerated() {
+            let isLast = index == steps.count - 1
             switch step {
             case .wildcard:
                 names.append("*")
                 object = nil
-                table = nil
             case .name(let name):
                 names.append(name)
-                object = object.flatMap { step.value(on: $0) }.flatMap(PathStep.model(in:))
-                table = nil
+                object = isLast ? nil : object.flatMap { step.value(on: $0) }.flatMap(PathStep.model(in:))
             case .key:
-                if let current = object, let (serial, value) = step.resolve(on: current),
-                    let name = (table ?? PropertyTable(current)).name(ofSerial: serial)
+                if let current = object, let serial = step.resolveSerial(on: current),
+                    let name = PropertyTable(current).name(ofSerial: serial, in: current)
                 {
                     names.append(name)
-                    object = PathStep.model(in: value)
-                    table = nil
+                    object = isLast ? nil : step.value(on: current).flatMap(PathStep.model(in:))
                 } else {
                     names.append("<key path>")
                     object = nil
@@ -156,8 +154,11 @@ struct ObservedPath: Sendable {
                     EdgeKey(
                         object: object, serial: PathStep.wildcardSerial, isLeaf: isLeaf, path: pathIndex, step: index))
                 guard !isLeaf else { continue }
+                // Only properties whose type can hold a model are read.
                 let models = object.registry.readForPath { _ in
-                    PropertyTable(object).entries.compactMap { PathStep.model(in: $0.storage.anyValue) }
+                    PropertyTable(object).entries.filter(\.mayHoldModel).compactMap {
+                        PathStep.model(in: $0.value(in: object))
+                    }
                 }
                 for next in (models ?? []).reversed() { work.append((next, index + 1)) }
             case .key, .name:

@@ -19,6 +19,7 @@ enum PathStep: Sendable {
             if let serial = object.existingRegistry?.cachedSerial(for: key.keyPath) {
                 return key.read(object).map { (serial, $0) }
             }
+            if let serial = Self.serialFromClass(of: key, on: object) { return key.read(object).map { (serial, $0) } }
             // The key path must read exactly one @Observed storage, of this object, with the
             // key path's own value type: `\.zip` qualifies, `\.zip.count` and `\.a.b` don't.
             let (value, recording) = AccessCapture.capture { key.read(object) }
@@ -26,18 +27,20 @@ enum PathStep: Sendable {
                 return nil
             }
             object.registry.remember(key.keyPath, serial: serial)
+            PropertyTable(object).learn(key.keyPath, serial: serial, on: object)
             return (serial, value)
         case .name(let name):
+            // The class's table: reads this property's serial and value, no other property.
             guard let entry = PropertyTable(object).entry(named: name) else { return nil }
-            return (entry.storage.serial, entry.storage.anyValue)
+            return (entry.serial(in: object), entry.value(in: object))
         case .wildcard:
             return nil
         }
     }
 
-    /// `resolve(on:)` for a path walk: the value is read under `object`'s registry lock, which
-    /// marks the object as read by paths (its setters store under that lock from then on), so
-    /// a walk may read properties that other threads write.
+    /// `resolve(on:)` for a path walk: the value is read under `object`'s registry lock and
+    /// store bit, which marks the object as read by paths (its setters take the bit from then
+    /// on), so a walk may read properties that other threads write.
     func readForWalk(on object: ObservableModel) -> (serial: UInt64, value: Any)? {
         switch self {
         case .key(let key):
@@ -46,6 +49,11 @@ enum PathStep: Sendable {
             let result =
                 registry.readForPath { knownSerial -> (serial: UInt64, value: Any)? in
                     if let serial = knownSerial(key.keyPath) { return key.read(object).map { (serial, $0) } }
+                    // Known for the class: the storage's immutable serial, read at its offset.
+                    if let entry = PropertyTable(object).entry(forKeyPath: key.keyPath) {
+                        isNew = true
+                        return key.read(object).map { (entry.serial(in: object), $0) }
+                    }
                     // Unknown: resolved through access capture, still under the lock.
                     let (value, recording) = AccessCapture.capture { key.read(object) }
                     guard let value, let serial = Self.singleAccess(recording, on: object, valueType: key.valueType)
@@ -53,7 +61,10 @@ enum PathStep: Sendable {
                     isNew = true
                     return (serial, value)
                 } ?? nil
-            if isNew, let result { registry.remember(key.keyPath, serial: result.serial) }
+            if isNew, let result {
+                registry.remember(key.keyPath, serial: result.serial)
+                PropertyTable(object).learn(key.keyPath, serial: result.serial, on: object)
+            }
             return result
         case .name:
             return object.registry.readForPath { _ in resolve(on: object) } ?? nil
@@ -76,17 +87,33 @@ enum PathStep: Sendable {
     /// The storage serial alone, for a leaf whose value isn't needed: after the first
     /// registration of a key path on an object, this touches no key path machinery at all.
     func resolveSerial(on object: ObservableModel) -> UInt64? {
-        if case .key(let key) = self, let serial = object.existingRegistry?.cachedSerial(for: key.keyPath) {
-            return serial
+        switch self {
+        case .key(let key):
+            if let serial = object.existingRegistry?.cachedSerial(for: key.keyPath) { return serial }
+            if let serial = Self.serialFromClass(of: key, on: object) { return serial }
+        case .name(let name):
+            return PropertyTable(object).entry(named: name)?.serial(in: object)
+        case .wildcard:
+            return nil
         }
         return resolve(on: object)?.serial
+    }
+
+    /// The serial of the storage `key` reads on `object`, if the key path was resolved on
+    /// another object of the same class: reads that storage's immutable serial, not its value,
+    /// and remembers it on the object.
+    private static func serialFromClass(of key: TypedKey, on object: ObservableModel) -> UInt64? {
+        guard let entry = PropertyTable(object).entry(forKeyPath: key.keyPath) else { return nil }
+        let serial = entry.serial(in: object)
+        object.registry.remember(key.keyPath, serial: serial)
+        return serial
     }
 
     /// The value this step reads on `object`, without capturing.
     func value(on object: ObservableModel) -> Any? {
         switch self {
         case .key(let key): key.read(object)
-        case .name(let name): PropertyTable(object).entry(named: name)?.storage.anyValue
+        case .name(let name): PropertyTable(object).entry(named: name)?.value(in: object)
         case .wildcard: nil
         }
     }

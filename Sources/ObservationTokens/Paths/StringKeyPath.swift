@@ -5,9 +5,9 @@
 /// collection elements and rejected for now.
 ///
 /// Checks happen up front as far as they can: the root's properties always; further
-/// components where the type at that level is known (an object is there now, or its class has
-/// been seen before). A value met at run time that is not observable simply ends the reachable
-/// part of the path, as nil does.
+/// components where the type at that level is known (an object is there now, or the declared
+/// type is a model class, whose names are read from the class). A value met at run time that
+/// is not observable simply ends the reachable part of the path, as nil does.
 enum StringKeyPath {
     static func parse(_ path: String, root: ObservableModel) throws(KeyPathError) -> ObservedPath {
         guard !path.isEmpty else { throw .emptyPath }
@@ -60,7 +60,7 @@ enum StringKeyPath {
             }
             guard offset + 1 < steps.count else { return }
             let valueType = property.valueType
-            let next = instance.flatMap { PropertyTable($0).entry(named: name)?.storage.anyValue }
+            let next = instance.flatMap { PropertyTable($0).entry(named: name)?.value(in: $0) }
                 .flatMap(PathStep.model(in:))
             if let next {
                 instance = next
