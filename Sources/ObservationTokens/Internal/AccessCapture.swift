@@ -27,11 +27,21 @@ enum AccessCapture {
         let valueType: Any.Type
     }
 
-    /// What a capture saw: how many `@Observed` getters ran, and the first of them.
-    /// Lives on the capturing thread's stack; the thread-local slot points at it.
+    /// What a capture saw: how many `@Observed` getters ran, and the first of them; and, when
+    /// tracking, every access. Lives on the capturing thread's stack; the thread-local slot
+    /// points at it.
     struct Recording {
         var count = 0
         var first: Access?
+        /// Tracking (`track(into:_:)`): where every access goes, with its object's registry.
+        var all: UnsafeMutablePointer<[TrackedAccess]>?
+    }
+
+    /// One `@Observed` storage read while tracking: the registry of the object it belongs to
+    /// (created if needed, so the storage can be attached to later) and the storage's serial.
+    struct TrackedAccess {
+        let registry: Registry
+        let serial: UInt64
     }
 
     private static let key: pthread_key_t = {
@@ -57,10 +67,36 @@ enum AccessCapture {
         return (value, recording)
     }
 
+    /// Applies `read` with tracking on: every `@Observed` storage it reads, on any object, is
+    /// appended to `accesses` (duplicates included, in reading order).
+    static func track<T>(into accesses: inout [TrackedAccess], _ read: () -> T) -> T {
+        withUnsafeMutablePointer(to: &accesses) { all in
+            var recording = Recording()
+            recording.all = all
+            let previous = pthread_getspecific(key)
+            return withUnsafeMutablePointer(to: &recording) { pointer in
+                pthread_setspecific(key, pointer)
+                _accessCaptureCount.add(1, ordering: .relaxed)
+                defer {
+                    _accessCaptureCount.subtract(1, ordering: .relaxed)
+                    pthread_setspecific(key, previous)
+                }
+                return read()
+            }
+        }
+    }
+
     /// Called by `@Observed` getters when some thread is capturing.
-    static func record(object: ObjectIdentifier, serial: UInt64, valueType: Any.Type) {
+    static func record(object: AnyObject, serial: UInt64, valueType: Any.Type) {
         guard let raw = pthread_getspecific(key) else { return }
         let recording = raw.assumingMemoryBound(to: Recording.self)
+        if let all = recording.pointee.all {
+            // Getters only run on models, which stay alive while they are read.
+            let registry = unsafeDowncast(object, to: ObservableModel.self).registry
+            all.pointee.append(TrackedAccess(registry: registry, serial: serial))
+            return
+        }
+        let object = ObjectIdentifier(object)
         recording.pointee.count += 1
         if recording.pointee.first == nil {
             recording.pointee.first = Access(object: object, serial: serial, valueType: valueType)
@@ -71,5 +107,5 @@ enum AccessCapture {
 /// Entry point for the inlinable getter; keeps `AccessCapture` itself internal.
 @usableFromInline
 func _recordObservedAccess(_ object: AnyObject, serial: UInt64, valueType: Any.Type) {
-    AccessCapture.record(object: ObjectIdentifier(object), serial: serial, valueType: valueType)
+    AccessCapture.record(object: object, serial: serial, valueType: valueType)
 }

@@ -41,11 +41,18 @@ extension ModelObserving where Self: ObservableModel {
         _ callback: @escaping @Sendable (Self) -> Void
     ) -> ObservationToken {
         let key = TypedKey(keyPath)
+        let site = CreationSite(fileID: fileID, line: line)
         return _observe(
             key,
             subscription: _ModelSubscription(
-                root: self, target: .key(key, options: options), options: options, queue: queue,
-                site: CreationSite(fileID: fileID, line: line), callback: callback))
+                root: self, target: .key(key, options: options), options: options, queue: queue, site: site,
+                callback: callback),
+            orTrack: {
+                _observeTracked(
+                    key, as: Value.self, observer: nil, options: options, queue: queue, site: site, keepsLast: false,
+                    reportsMisuse: true
+                ) { (_: AnyObject?, model: Self, _: Value, _: Value?) in callback(model) }.token
+            })
     }
 
     /// Observes one property on behalf of `observer`, which the token holds weakly.
@@ -79,11 +86,22 @@ extension ModelObserving where Self: ObservableModel {
         _ callback: @escaping @Sendable (Observer, Self) -> Void
     ) -> ObservationToken {
         let key = TypedKey(keyPath)
+        let site = CreationSite(fileID: fileID, line: line)
         return _observe(
             key,
             subscription: _ObserverSubscription(
                 root: self, observer: observer, target: .key(key, options: options), options: options, queue: queue,
-                site: CreationSite(fileID: fileID, line: line), callback: callback))
+                site: site, callback: callback),
+            orTrack: {
+                _observeTracked(
+                    key, as: Value.self, observer: observer, options: options, queue: queue, site: site,
+                    keepsLast: false, reportsMisuse: true
+                ) { (observer: AnyObject?, model: Self, _: Value, _: Value?) in
+                    // Deliveries pass the observer given at creation, alive.
+                    guard let observer else { return }
+                    callback(unsafeDowncast(observer, to: Observer.self), model)
+                }.token
+            })
     }
 
     /// Observes several properties with one token: one callback per tick, however many of them
@@ -190,31 +208,43 @@ extension ModelObserving where Self: ObservableModel {
         _ callback: @escaping @Sendable (Self, PropertyChange<Value>) -> Void
     ) -> ObservationToken {
         let key = TypedKey(keyPath)
-        return _observe(
-            key, observer: nil, options: options, queue: queue, wantsOldValue: true, fileID: fileID, line: line,
+        let site = CreationSite(fileID: fileID, line: line)
+        return _observeChange(
+            key, options: options, queue: queue, site: site,
             callback: { _, root, oldValue in
                 let model = unsafeDowncast(root, to: Self.self)
                 let new = model[keyPath: unsafeDowncast(key.keyPath, to: KeyPath<Self, Value>.self)]
                 let old = (oldValue as? Value) ?? new
                 callback(model, PropertyChange(old: old, new: new))
+            },
+            orTrack: {
+                // Tracked: `old` is the value last delivered.
+                _observeTracked(
+                    key, as: Value.self, observer: nil, options: options, queue: queue, site: site, keepsLast: true,
+                    reportsMisuse: true
+                ) { (_: AnyObject?, model: Self, new: Value, old: Value?) in callback(model, PropertyChange(old: old ?? new, new: new)) }.token
             })
     }
 }
 
 extension ObservableModel {
     /// Starts a single-key-path subscription built by an inlinable entry point: the
-    /// non-generic half of the `observe` methods.
+    /// non-generic half of the `observe` methods. A key path that is not one `@Observed`
+    /// property of the receiver (computed, composed, nested) becomes the tracked token that
+    /// `track` makes (see `TrackedSubscription`).
     @usableFromInline
-    final func _observe(_ key: TypedKey, subscription: Subscription) -> ObservationToken {
-        let token = ObservationToken(subscription: subscription)
+    final func _observe(
+        _ key: TypedKey, subscription: Subscription, orTrack track: () -> ObservationToken
+    ) -> ObservationToken {
         if subscription.isProperty {
-            if subscription.start(root: self, key: key), subscription.isInitial {
-                subscription.deliverNow(oldValue: nil, isChange: false)
-            }
-        } else {
-            start(subscription)
+            guard subscription.start(root: self, key: key) else { return track() }
+            let token = ObservationToken(subscription: subscription)
+            if subscription.isInitial { subscription.deliverNow(oldValue: nil, isChange: false) }
+            return token
         }
-        return token
+        // `.endpointChanges`: a one-step path.
+        let token = ObservationToken(subscription: subscription)
+        return start(subscription) ? token : track()
     }
 
     /// Starts a path subscription built by an inlinable entry point.
@@ -225,23 +255,18 @@ extension ObservableModel {
         return token
     }
 
-    /// Starts a single-key-path subscription with a type-erased callback.
+    /// Starts a single-key-path change token (`observeChanges`), with a type-erased callback.
     @usableFromInline
-    final func _observe(
-        _ key: TypedKey,
-        observer: AnyObject?,
-        options: ObservationOptions,
-        queue: CoalescingQueue,
-        wantsOldValue: Bool,
-        fileID: StaticString,
-        line: UInt,
-        callback: @escaping _GeneralCallback
+    final func _observeChange(
+        _ key: TypedKey, options: ObservationOptions, queue: CoalescingQueue, site: CreationSite,
+        callback: @escaping _GeneralCallback, orTrack track: () -> ObservationToken
     ) -> ObservationToken {
         _observe(
             key,
             subscription: ErasedSubscription(
-                root: self, observer: observer, target: .key(key, options: options), options: options, queue: queue,
-                wantsOldValue: wantsOldValue, site: CreationSite(fileID: fileID, line: line), callback: callback))
+                root: self, observer: nil, target: .key(key, options: options), options: options, queue: queue,
+                wantsOldValue: true, site: site, callback: callback),
+            orTrack: track)
     }
 
     final func makeToken(

@@ -1,0 +1,231 @@
+import Synchronization
+
+/// A subscription whose dependencies are whatever its read touched: every `@Observed` storage,
+/// on any object, that the last evaluation of a key path or closure read.
+///
+/// Its edges are leaf edges (kept in the extras' `edges`, so `end()` detaches them), which a
+/// setter only marks pending: no user code ever runs inside a setter (except `.immediate`).
+/// Evaluation happens at creation and at each delivery, on the delivering thread:
+///
+/// 1. the read runs with tracking on (`AccessCapture.track`), with the old edges still attached,
+///    so a set of a known dependency during the read marks the token pending again;
+/// 2. the edges are made to match what the read touched: new storages attached, storages no
+///    longer read detached;
+/// 3. if any storage was new, its edge was attached *after* the read, so a set between the
+///    read and the attach would be lost: the read runs once more, now with every edge in
+///    place, until it touches nothing new (at most `maxRounds` times; past that, one more
+///    delivery is scheduled for the next tick).
+///
+/// A delivery whose dependencies did not change compares them with the edges in place and
+/// allocates nothing: the access buffer is reused.
+///
+/// An intermediate object that deinitializes makes `Subscription.retarget` drop every edge
+/// (there are no paths to walk) and marks the token pending; the delivery re-evaluates and
+/// attaches again.
+final class TrackedSubscription<Model: ObservableModel, Value>: Subscription, @unchecked Sendable {  // see Subscription
+    /// What the token runs: `read` under tracking, then `deliver` with its result.
+    struct Body {
+        /// The tracked part: the key path or the user's closure. Receives the observer (nil
+        /// without one).
+        let read: @Sendable (AnyObject?, Model) -> Value
+        /// The callback, with the new value and the last delivered one (nil when unknown).
+        let deliver: @Sendable (AnyObject?, Model, Value, Value?) -> Void
+    }
+
+    /// How many times one delivery may evaluate while the read keeps touching new storages.
+    static var maxRounds: Int { 4 }
+
+    /// Released with the callback (see `Subscription.releaseCallback`).
+    @exclusivity(unchecked) private var body: Body?
+    private weak var weakObserver: AnyObject?
+    /// Deliver only when the value differs from the last one delivered (`==`, `===`).
+    private let skipsUnchanged: Bool
+    /// Keep the last value (for `skipsUnchanged` and for old values).
+    private let keepsLast: Bool
+    /// Whether a delivery runs `deliver` at all (closure tokens run their closure as the read).
+    private let hasCallback: Bool
+    /// The access buffer, reused between evaluations so a steady delivery allocates nothing;
+    /// `scratchBusy` hands it to one evaluation at a time.
+    @exclusivity(unchecked) private var scratch: [AccessCapture.TrackedAccess] = []
+    private let scratchBusy = Atomic<Bool>(false)
+
+    init(
+        root: __shared Model, observer: AnyObject?, options: ObservationOptions, queue: CoalescingQueue,
+        site: CreationSite, skipsUnchanged: Bool, keepsLast: Bool, hasCallback: Bool, body: Body
+    ) {
+        self.body = body
+        self.skipsUnchanged = skipsUnchanged
+        self.keepsLast = keepsLast || skipsUnchanged
+        self.hasCallback = hasCallback
+        if let observer { weakObserver = observer }
+        // `.endpointChanges` is done here (`skipsUnchanged`): the base class compares path
+        // endpoints, and a tracked token has no paths.
+        super.init(
+            rootRegistry: root.registry, hasObserver: observer != nil, target: .paths([]),
+            options: options.subtracting(.endpointChanges), queue: queue, wantsOldValue: false, site: site)
+    }
+
+    override func loadObserver() -> AnyObject? { weakObserver }
+
+    override func releaseCallback() {
+        body = nil
+    }
+
+    /// Evaluates once to find the dependencies and attaches to them; then `.initial`.
+    /// Returns false when the read touched no `@Observed` storage at all (nothing to observe).
+    func start(root: Model, observer: AnyObject?) -> Bool {
+        // The token is not handed out yet and the caller keeps the root alive, so nothing can
+        // end this subscription and release `body` meanwhile.
+        guard let body else { return false }
+        let value = evaluate(body.read, observer: observer, root: root)
+        guard hasEdges else { return false }
+        if keepsLast { swapLast(value) }
+        if isInitial { deliverNow(oldValue: nil, isChange: false) }
+        return true
+    }
+
+    private var hasEdges: Bool {
+        extras?.withLock { !$0.edges.isEmpty } ?? false
+    }
+
+    override func invoke(observer: AnyObject?, root: ObservableModel) {
+        guard let body else { return }
+        let model = unsafeDowncast(root, to: Model.self)
+        let value = evaluate(body.read, observer: observer, root: model)
+        guard hasCallback else { return }
+        var last: Value?
+        if keepsLast {
+            last = swapLast(value)
+            if skipsUnchanged, let last, _valuesAreIdentical(last, value) { return }
+        }
+        body.deliver(observer, model, value, last)
+    }
+
+    /// Stores `value` as the last delivered value; returns the previous one.
+    @discardableResult
+    private func swapLast(_ value: Value) -> Value? {
+        guard let extras else { return nil }
+        let previous = extras.withLock { state -> Any? in
+            defer { state.oldValue = value }
+            return state.oldValue
+        }
+        // Converted (and released) outside the lock: the value may hold user objects.
+        return previous.map { $0 as! Value }
+    }
+
+    // MARK: Evaluating and re-wiring
+
+    /// Runs `read` with tracking on and re-wires to what it touched, repeating while it
+    /// touches storages that had no edge yet (see the type's discussion).
+    private func evaluate(
+        _ read: @Sendable (AnyObject?, Model) -> Value, observer: AnyObject?, root: Model
+    ) -> Value {
+        // The reused buffer, unless another evaluation (immediate mode on two threads) has it.
+        let ownsScratch = !scratchBusy.exchange(true, ordering: .acquiring)
+        var accesses: [AccessCapture.TrackedAccess] = []
+        if ownsScratch { swap(&accesses, &scratch) }
+        defer {
+            if ownsScratch {
+                swap(&accesses, &scratch)
+                scratchBusy.store(false, ordering: .releasing)
+            }
+        }
+        var round = 1
+        while true {
+            let value = AccessCapture.track(into: &accesses) { read(observer, root) }
+            let attachedNew = rewire(to: accesses)
+            // The registries are released here, outside every lock.
+            accesses.removeAll(keepingCapacity: true)
+            if !attachedNew { return value }
+            if round == Self.maxRounds {
+                // Still finding new storages (a read that keeps moving): its edges are in
+                // place now, so look again next tick rather than spin here.
+                schedule()
+                return value
+            }
+            round += 1
+        }
+    }
+
+    /// Makes the edges match `accesses`. Returns whether an edge was attached (a storage read
+    /// without an edge in place).
+    private func rewire(to accesses: [AccessCapture.TrackedAccess]) -> Bool {
+        guard let extras else { return false }
+        var hooks = ObservationStateHooks()
+        var released: [Edge] = []
+        let attachedNew = extras.withLock { state -> Bool in
+            // An ended subscription keeps no edges: `end()` sets the flag before it empties
+            // the edges under this lock.
+            guard isActive else { return false }
+            if Self.edges(state.edges, match: accesses) { return false }
+            return rebuild(&state.edges, from: accesses, released: &released, hooks: &hooks)
+        }
+        hooks.run()
+        withExtendedLifetime(released) {}  // registries released outside the lock
+        return attachedNew
+    }
+
+    /// Whether `edges` are exactly the storages in `accesses` (in reading order, repeats
+    /// skipped): the steady state, checked without allocating.
+    private static func edges(_ edges: [Edge], match accesses: [AccessCapture.TrackedAccess]) -> Bool {
+        var matched = 0
+        for access in accesses {
+            if matched < edges.count, edges[matched].serial == access.serial,
+                edges[matched].registry === access.registry
+            {
+                matched += 1
+                continue
+            }
+            // A repeat of a storage read earlier in this evaluation.
+            let isRepeat = edges[..<matched].contains { $0.serial == access.serial && $0.registry === access.registry }
+            if !isRepeat { return false }
+        }
+        return matched == edges.count
+    }
+
+    /// The dependencies changed: keeps the edges still read, attaches the new ones (before
+    /// detaching any old one, so a storage that stays observed never reports 1 → 0 → 1), and
+    /// detaches the rest. Under the extras' lock.
+    private func rebuild(
+        _ edges: inout [Edge], from accesses: [AccessCapture.TrackedAccess], released: inout [Edge],
+        hooks: inout ObservationStateHooks
+    ) -> Bool {
+        var old: [TrackedEdgeID: Int] = [:]
+        old.reserveCapacity(edges.count)
+        for index in edges.indices { old[TrackedEdgeID(edges[index].registry, edges[index].serial)] = index }
+        var kept = [Bool](repeating: false, count: edges.count)
+        var seen = Set<TrackedEdgeID>()
+        var next: [Edge] = []
+        next.reserveCapacity(accesses.count)
+        var attachedNew = false
+        for access in accesses {
+            let id = TrackedEdgeID(access.registry, access.serial)
+            guard seen.insert(id).inserted else { continue }
+            if let index = old[id] {
+                kept[index] = true
+                next.append(edges[index])
+            } else if let slot = access.registry.attach(self, serial: access.serial, isLeaf: true, hooks: &hooks) {
+                next.append(Edge(registry: access.registry, serial: access.serial, slot: slot, isLeaf: true))
+                attachedNew = true
+            }
+            // nil: the object deinitialized since it was read; it simply drops out.
+        }
+        for index in edges.indices where !kept[index] {
+            edges[index].registry.detach(serial: edges[index].serial, slot: edges[index].slot, hooks: &hooks)
+            released.append(edges[index])
+        }
+        edges = next
+        return attachedNew
+    }
+}
+
+/// What identifies a tracked edge: the object (through its registry) and the storage.
+private struct TrackedEdgeID: Hashable {
+    let registry: ObjectIdentifier
+    let serial: UInt64
+
+    init(_ registry: Registry, _ serial: UInt64) {
+        self.registry = ObjectIdentifier(registry)
+        self.serial = serial
+    }
+}
