@@ -89,6 +89,16 @@ final class TrackedSubscription<Model: ObservableModel, Value>: Subscription, @u
     }
 
     override func invoke(observer: AnyObject?, root: ObservableModel) {
+        run(observer: observer, root: root, always: false)
+    }
+
+    /// `deliverNow`: immediate changes, and (with no old value) `.initial` and `fire()`,
+    /// which deliver even an unchanged value.
+    override func invoke(observer: AnyObject?, root: ObservableModel, oldValue: Any?) {
+        run(observer: observer, root: root, always: !isImmediate || oldValue == nil)
+    }
+
+    private func run(observer: AnyObject?, root: ObservableModel, always: Bool) {
         guard let body else { return }
         let model = unsafeDowncast(root, to: Model.self)
         let value = evaluate(body.read, observer: observer, root: model)
@@ -96,7 +106,7 @@ final class TrackedSubscription<Model: ObservableModel, Value>: Subscription, @u
         var last: Value?
         if keepsLast {
             last = swapLast(value)
-            if skipsUnchanged, let last, _valuesAreIdentical(last, value) { return }
+            if skipsUnchanged, !always, let last, _valuesAreIdentical(last, value) { return }
         }
         body.deliver(observer, model, value, last)
     }
