@@ -247,10 +247,18 @@ extension ObservableModel {
         return start(subscription) ? token : track()
     }
 
-    /// Starts a path subscription built by an inlinable entry point.
+    /// Starts a path subscription built by an inlinable entry point. An empty list of key
+    /// paths or chains would observe nothing: a trap in debug builds, an ended token otherwise.
     @usableFromInline
     final func _observe(_ subscription: Subscription) -> ObservationToken {
         let token = ObservationToken(subscription: subscription)
+        guard !subscription.paths.isEmpty else {
+            subscription.end()
+            _reportMisuse(
+                "observe([]) at \(subscription.site) was given an empty list, so the token would observe nothing. Pass at least one key path."
+            )
+            return token
+        }
         start(subscription)
         return token
     }
