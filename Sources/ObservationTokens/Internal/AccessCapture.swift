@@ -67,23 +67,21 @@ enum AccessCapture {
         return (value, recording)
     }
 
-    /// Applies `read` with tracking on: every `@Observed` storage it reads, on any object, is
-    /// appended to `accesses` (duplicates included, in reading order).
-    static func track<T>(into accesses: inout [TrackedAccess], _ read: () -> T) -> T {
-        withUnsafeMutablePointer(to: &accesses) { all in
-            var recording = Recording()
-            recording.all = all
-            let previous = pthread_getspecific(key)
-            return withUnsafeMutablePointer(to: &recording) { pointer in
-                pthread_setspecific(key, pointer)
-                _accessCaptureCount.add(1, ordering: .relaxed)
-                defer {
-                    _accessCaptureCount.subtract(1, ordering: .relaxed)
-                    pthread_setspecific(key, previous)
-                }
-                return read()
-            }
-        }
+    /// Turns tracking on for this thread: every `@Observed` storage read from now on, on any
+    /// object, is appended to `recording.all` (repeats included, in reading order), until
+    /// `endTracking` restores what this returns. Not generic and taking no closure, so a caller
+    /// in unspecialized generic code pays no metadata lookups or thunks.
+    static func beginTracking(_ recording: UnsafeMutablePointer<Recording>) -> UnsafeMutableRawPointer? {
+        let previous = pthread_getspecific(key)
+        pthread_setspecific(key, recording)
+        _accessCaptureCount.add(1, ordering: .relaxed)
+        return previous
+    }
+
+    /// Ends what `beginTracking` started.
+    static func endTracking(restoring previous: UnsafeMutableRawPointer?) {
+        _accessCaptureCount.subtract(1, ordering: .relaxed)
+        pthread_setspecific(key, previous)
     }
 
     /// Called by `@Observed` getters when some thread is capturing.

@@ -49,9 +49,9 @@ extension ModelObserving where Self: ObservableModel {
                 callback: callback),
             orTrack: {
                 _observeTracked(
-                    key, as: Value.self, observer: nil, options: options, queue: queue, site: site, keepsLast: false,
+                    key, read: _TrackedRead(keyPath), observer: nil, options: options, queue: queue, site: site, keepsLast: false,
                     reportsMisuse: true
-                ) { (_: AnyObject?, model: Self, _: Value, _: Value?) in callback(model) }.token
+                ) { (_: AnyObject?, model: Self, _: Value, _: Value) in callback(model) }.token
             })
     }
 
@@ -94,9 +94,9 @@ extension ModelObserving where Self: ObservableModel {
                 site: site, callback: callback),
             orTrack: {
                 _observeTracked(
-                    key, as: Value.self, observer: observer, options: options, queue: queue, site: site,
+                    key, read: _TrackedRead(keyPath), observer: observer, options: options, queue: queue, site: site,
                     keepsLast: false, reportsMisuse: true
-                ) { (observer: AnyObject?, model: Self, _: Value, _: Value?) in
+                ) { (observer: AnyObject?, model: Self, _: Value, _: Value) in
                     // Deliveries pass the observer given at creation, alive.
                     guard let observer else { return }
                     callback(unsafeDowncast(observer, to: Observer.self), model)
@@ -220,31 +220,41 @@ extension ModelObserving where Self: ObservableModel {
             orTrack: {
                 // Tracked: `old` is the value last delivered.
                 _observeTracked(
-                    key, as: Value.self, observer: nil, options: options, queue: queue, site: site, keepsLast: true,
+                    key, read: _TrackedRead(keyPath), observer: nil, options: options, queue: queue, site: site, keepsLast: true,
                     reportsMisuse: true
-                ) { (_: AnyObject?, model: Self, new: Value, old: Value?) in callback(model, PropertyChange(old: old ?? new, new: new)) }.token
+                ) { (_: AnyObject?, model: Self, new: Value, old: Value) in callback(model, PropertyChange(old: old, new: new)) }.token
             })
     }
 }
 
 extension ObservableModel {
-    /// Starts a single-key-path subscription built by an inlinable entry point: the
-    /// non-generic half of the `observe` methods. A key path that is not one `@Observed`
-    /// property of the receiver (computed, composed, nested) becomes the tracked token that
-    /// `track` makes (see `TrackedSubscription`).
-    @usableFromInline
+    /// Starts a single-key-path subscription built by an inlinable entry point. A key path that
+    /// is not one `@Observed` property of the receiver (computed, composed, nested) becomes the
+    /// tracked token that `track` makes (see `TrackedSubscription`).
+    ///
+    /// Inlined, so that `track`, built from a key path literal in the caller, is specialized
+    /// there and applies the key path as a direct getter call; the fast path is one call and a
+    /// branch, as before.
+    @inlinable @inline(__always)
     final func _observe(
         _ key: TypedKey, subscription: Subscription, orTrack track: () -> ObservationToken
     ) -> ObservationToken {
+        if let token = _start(key, subscription: subscription) { return token }
+        return track()
+    }
+
+    /// The non-inlined half of `_observe`: nil when the key path needs tracking.
+    @usableFromInline
+    final func _start(_ key: TypedKey, subscription: Subscription) -> ObservationToken? {
         if subscription.isProperty {
-            guard subscription.start(root: self, key: key) else { return track() }
+            guard subscription.start(root: self, key: key) else { return nil }
             let token = ObservationToken(subscription: subscription)
             if subscription.isInitial { subscription.deliverNow(oldValue: nil, isChange: false) }
             return token
         }
         // `.endpointChanges`: a one-step path.
         let token = ObservationToken(subscription: subscription)
-        return start(subscription) ? token : track()
+        return start(subscription) ? token : nil
     }
 
     /// Starts a path subscription built by an inlinable entry point. An empty list of key

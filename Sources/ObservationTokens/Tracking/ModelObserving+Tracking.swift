@@ -161,7 +161,7 @@ extension ModelObserving where Self: ObservableModel {
             skipsUnchanged: true, keepsLast: true, hasCallback: true,
             body: .init(
                 read: { _, model in value(model) },
-                deliver: { _, model, new, old in callback(model, PropertyChange(old: old ?? new, new: new)) }))
+                deliver: { _, model, new, old in callback(model, PropertyChange(old: old, new: new)) }))
         return _startTracked(subscription, observer: nil) {
             Self.emptyBody("observeChanges(of:) { … }", fileID, line)
         }.token
@@ -206,9 +206,9 @@ extension ModelObserving where Self: ObservableModel {
                 callback: callback),
             orTrack: {
                 let tracked = _observeTracked(
-                    key, as: Value.self, observer: nil, options: options, queue: queue, site: site, keepsLast: false,
+                    key, read: _TrackedRead(keyPath), observer: nil, options: options, queue: queue, site: site, keepsLast: false,
                     reportsMisuse: false
-                ) { (_: AnyObject?, model: Self, _: Value, _: Value?) in callback(model) }
+                ) { (_: AnyObject?, model: Self, _: Value, _: Value) in callback(model) }
                 observes = tracked.observes
                 return tracked.token
             })
@@ -229,15 +229,15 @@ extension ObservableModel {
     /// in debug builds) when `reportsMisuse`.
     @usableFromInline
     final func _observeTracked<Model: ObservableModel, Value>(
-        _ key: TypedKey, as _: Value.Type, observer: AnyObject?, options: ObservationOptions,
+        _ key: TypedKey, read: _TrackedRead<Model, Value>, observer: AnyObject?, options: ObservationOptions,
         queue: CoalescingQueue, site: CreationSite, keepsLast: Bool, reportsMisuse: Bool,
-        deliver: @escaping @Sendable (AnyObject?, Model, Value, Value?) -> Void
+        deliver: @escaping @Sendable (AnyObject?, Model, Value, Value) -> Void
     ) -> (token: ObservationToken, observes: Bool) {
         let subscription = TrackedSubscription<Model, Value>(
             root: unsafeDowncast(self, to: Model.self), observer: observer, options: options, queue: queue,
             site: site, skipsUnchanged: options.contains(.endpointChanges), keepsLast: keepsLast, hasCallback: true,
             body: .init(
-                read: { _, model in model[keyPath: unsafeDowncast(key.keyPath, to: KeyPath<Model, Value>.self)] },
+                read: { _, model in read.apply(model) },
                 deliver: deliver))
         return _startTracked(subscription, observer: observer) {
             guard reportsMisuse else { return nil }
@@ -258,6 +258,22 @@ extension ObservableModel {
             return (token, false)
         }
         return (token, true)
+    }
+}
+
+/// A typed key path's read, built by inlinable code in the caller's module: there the key path
+/// is a literal, and the optimizer turns its application into a direct getter call instead of
+/// a trip through the key path runtime.
+///
+/// `@unchecked Sendable`: it only applies one (immutable) key path.
+@usableFromInline
+struct _TrackedRead<Model, Value>: @unchecked Sendable {
+    @usableFromInline
+    let apply: (Model) -> Value
+
+    @inlinable @inline(__always)
+    init(_ keyPath: KeyPath<Model, Value>) {
+        apply = { $0[keyPath: keyPath] }
     }
 }
 

@@ -28,8 +28,9 @@ final class TrackedSubscription<Model: ObservableModel, Value>: Subscription, @u
         /// The tracked part: the key path or the user's closure. Receives the observer (nil
         /// without one).
         let read: @Sendable (AnyObject?, Model) -> Value
-        /// The callback, with the new value and the last delivered one (nil when unknown).
-        let deliver: @Sendable (AnyObject?, Model, Value, Value?) -> Void
+        /// The callback, with the new value and the last delivered one (the new one when
+        /// there is none, or the token keeps none).
+        let deliver: @Sendable (AnyObject?, Model, Value, Value) -> Void
     }
 
     /// How many times one delivery may evaluate while the read keeps touching new storages.
@@ -46,7 +47,7 @@ final class TrackedSubscription<Model: ObservableModel, Value>: Subscription, @u
     private let hasCallback: Bool
     /// The access buffer, reused between evaluations so a steady delivery allocates nothing;
     /// `scratchBusy` hands it to one evaluation at a time.
-    @exclusivity(unchecked) private var scratch: [AccessCapture.TrackedAccess] = []
+    private let scratch = TrackingScratch.allocate()
     private let scratchBusy = Atomic<Bool>(false)
 
     init(
@@ -63,6 +64,10 @@ final class TrackedSubscription<Model: ObservableModel, Value>: Subscription, @u
         super.init(
             rootRegistry: root.registry, hasObserver: observer != nil, target: .paths([]),
             options: options.subtracting(.endpointChanges), queue: queue, wantsOldValue: false, site: site)
+    }
+
+    deinit {
+        TrackingScratch.free(scratch)
     }
 
     override func loadObserver() -> AnyObject? { weakObserver }
@@ -103,12 +108,18 @@ final class TrackedSubscription<Model: ObservableModel, Value>: Subscription, @u
         let model = unsafeDowncast(root, to: Model.self)
         let value = evaluate(body.read, observer: observer, root: model)
         guard hasCallback else { return }
-        var last: Value?
         if keepsLast {
-            last = swapLast(value)
-            if skipsUnchanged, !always, let last, _valuesAreIdentical(last, value) { return }
+            deliverComparing(body, observer: observer, root: model, value: value, always: always)
+        } else {
+            body.deliver(observer, model, value, value)
         }
-        body.deliver(observer, model, value, last)
+    }
+
+    /// Delivers a value token: with the last value, and only when it changed (unless `always`).
+    private func deliverComparing(_ body: Body, observer: AnyObject?, root: Model, value: Value, always: Bool) {
+        let last = swapLast(value)
+        if skipsUnchanged, !always, let last, _valuesAreIdentical(last, value) { return }
+        body.deliver(observer, root, value, last ?? value)
     }
 
     /// Stores `value` as the last delivered value; returns the previous one.
@@ -132,20 +143,22 @@ final class TrackedSubscription<Model: ObservableModel, Value>: Subscription, @u
     ) -> Value {
         // The reused buffer, unless another evaluation (immediate mode on two threads) has it.
         let ownsScratch = !scratchBusy.exchange(true, ordering: .acquiring)
-        var accesses: [AccessCapture.TrackedAccess] = []
-        if ownsScratch { swap(&accesses, &scratch) }
+        let scratch = ownsScratch ? self.scratch : TrackingScratch.allocate()
         defer {
             if ownsScratch {
-                swap(&accesses, &scratch)
                 scratchBusy.store(false, ordering: .releasing)
+            } else {
+                TrackingScratch.free(scratch)
             }
         }
         var round = 1
         while true {
-            let value = AccessCapture.track(into: &accesses) { read(observer, root) }
-            let attachedNew = rewire(to: accesses)
+            let previous = AccessCapture.beginTracking(scratch.recording)
+            let value = read(observer, root)
+            AccessCapture.endTracking(restoring: previous)
+            let attachedNew = rewire(to: scratch.pointee.accesses)
             // The registries are released here, outside every lock.
-            accesses.removeAll(keepingCapacity: true)
+            scratch.pointee.accesses.removeAll(keepingCapacity: true)
             if !attachedNew { return value }
             if round == Self.maxRounds {
                 // Still finding new storages (a read that keeps moving): its edges are in
@@ -200,6 +213,9 @@ final class TrackedSubscription<Model: ObservableModel, Value>: Subscription, @u
         _ edges: inout [Edge], from accesses: [AccessCapture.TrackedAccess], released: inout [Edge],
         hooks: inout ObservationStateHooks
     ) -> Bool {
+        if edges.count <= 64, accesses.count <= 64 {
+            return rebuildSmall(&edges, from: accesses, released: &released, hooks: &hooks)
+        }
         var old: [TrackedEdgeID: Int] = [:]
         old.reserveCapacity(edges.count)
         for index in edges.indices { old[TrackedEdgeID(edges[index].registry, edges[index].serial)] = index }
@@ -226,6 +242,68 @@ final class TrackedSubscription<Model: ObservableModel, Value>: Subscription, @u
         }
         edges = next
         return attachedNew
+    }
+
+    /// `rebuild` for the usual few dependencies: linear scans and a bit mask, no hashing.
+    private func rebuildSmall(
+        _ edges: inout [Edge], from accesses: [AccessCapture.TrackedAccess], released: inout [Edge],
+        hooks: inout ObservationStateHooks
+    ) -> Bool {
+        var kept: UInt64 = 0
+        var next: [Edge] = []
+        next.reserveCapacity(accesses.count)
+        var attachedNew = false
+        for access in accesses {
+            let serial = access.serial
+            let registry = access.registry
+            if next.contains(where: { $0.serial == serial && $0.registry === registry }) { continue }
+            if let index = edges.firstIndex(where: { $0.serial == serial && $0.registry === registry }) {
+                kept |= 1 << UInt64(index)
+                next.append(edges[index])
+            } else if let slot = registry.attach(self, serial: serial, isLeaf: true, hooks: &hooks) {
+                next.append(Edge(registry: registry, serial: serial, slot: slot, isLeaf: true))
+                attachedNew = true
+            }
+            // nil: the object deinitialized since it was read; it simply drops out.
+        }
+        for index in edges.indices where kept & (1 << UInt64(index)) == 0 {
+            edges[index].registry.detach(serial: edges[index].serial, slot: edges[index].slot, hooks: &hooks)
+            released.append(edges[index])
+        }
+        edges = next
+        return attachedNew
+    }
+}
+
+/// Where one evaluation records its accesses: the recording that the thread-local slot points
+/// at, and the buffer it appends to. Heap-allocated once per subscription, so evaluating takes
+/// no closure and no generic helper, and the buffer keeps its capacity between deliveries.
+struct TrackingScratch {
+    var recording = AccessCapture.Recording()
+    var accesses: [AccessCapture.TrackedAccess] = []
+
+    static func allocate() -> UnsafeMutablePointer<TrackingScratch> {
+        let pointer = UnsafeMutablePointer<TrackingScratch>.allocate(capacity: 1)
+        pointer.initialize(to: TrackingScratch())
+        return pointer
+    }
+
+    static func free(_ pointer: UnsafeMutablePointer<TrackingScratch>) {
+        pointer.deinitialize(count: 1)
+        pointer.deallocate()
+    }
+}
+
+extension UnsafeMutablePointer<TrackingScratch> {
+    /// The recording, pointing at this scratch's buffer.
+    var recording: UnsafeMutablePointer<AccessCapture.Recording> {
+        let recording = UnsafeMutableRawPointer(self).advanced(by: MemoryLayout<TrackingScratch>.offset(of: \.recording)!)
+            .assumingMemoryBound(to: AccessCapture.Recording.self)
+        let accesses = UnsafeMutableRawPointer(self).advanced(by: MemoryLayout<TrackingScratch>.offset(of: \.accesses)!)
+            .assumingMemoryBound(to: [AccessCapture.TrackedAccess].self)
+        recording.pointee = AccessCapture.Recording()
+        recording.pointee.all = accesses
+        return recording
     }
 }
 
