@@ -21,9 +21,12 @@ extension ModelObserving where Self: ObservableModel {
     /// once per tick at most, on `queue`'s target, however often the property changed.
     ///
     /// - Parameters:
-    ///   - keyPath: An `@Observed` property of the receiver. Any other key path returns a token
-    ///     that has already ended (`isValid == false`). A computed property that just returns
-    ///     one `@Observed` property of the same type counts as that property.
+    ///   - keyPath: An `@Observed` property of the receiver (the lean path: one edge). Any
+    ///     other key path that reads `@Observed` properties — computed (`\.fullName`), composed
+    ///     (`\.address?.zipCode`), nested (`\.items.count`) — gives a tracked token, which
+    ///     watches what the key path read and re-evaluates it at each delivery (see
+    ///     `docs/Tracking.md`). A key path that reads no `@Observed` property traps in debug
+    ///     builds and returns an ended token in release builds (`observe(checking:)` throws).
     ///   - options: `.initial`, `.immediate`, `.endpointChanges` (fire only when the value
     ///     differs from the one last delivered); see ``ObservationOptions``.
     ///   - queue: Where callbacks are delivered; the main queue by default.
@@ -68,7 +71,8 @@ extension ModelObserving where Self: ObservableModel {
     /// If the observer is gone at delivery, the callback doesn't run and the token ends.
     ///
     /// - Parameters:
-    ///   - keyPath: An `@Observed` property of the receiver.
+    ///   - keyPath: An `@Observed` property of the receiver, or any key path that reads some
+    ///     (a tracked token; see ``observe(_:options:queue:fileID:line:_:)-(KeyPath<Self,Value>,_,_,_,_,_)``).
     ///   - observer: The object the callback works on; held weakly.
     ///   - options: `.initial`, `.immediate`; see ``ObservationOptions``.
     ///   - queue: Where callbacks are delivered; the main queue by default.
@@ -115,7 +119,7 @@ extension ModelObserving where Self: ObservableModel {
     ///
     /// - Parameters:
     ///   - keyPaths: `@Observed` properties of the receiver. If any of them is not, the token
-    ///     has already ended.
+    ///     has already ended. An empty list traps in debug builds (it would observe nothing).
     ///   - options: `.initial`, `.immediate`; see ``ObservationOptions``.
     ///   - queue: Where callbacks are delivered; the main queue by default.
     ///   - callback: Receives the observed object.
@@ -193,7 +197,8 @@ extension ModelObserving where Self: ObservableModel {
     /// ```
     ///
     /// - Parameters:
-    ///   - keyPath: An `@Observed` property of the receiver.
+    ///   - keyPath: An `@Observed` property of the receiver, or any key path that reads some:
+    ///     then a tracked token, whose `change.old` is the value last delivered.
     ///   - options: `.initial`, `.immediate`; see ``ObservationOptions``.
     ///   - queue: Where callbacks are delivered; the main queue by default.
     ///   - callback: Receives the observed object and the change.
