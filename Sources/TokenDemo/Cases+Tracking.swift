@@ -26,7 +26,9 @@ extension DemoCase {
         }
         timeline.step("var fullName: String { firstName + \" \" + lastName }  — computed, not @Observed")
         timeline.step("let token = person.observe(\\.fullName) { person in … }")
-        timeline.note("watchers: firstName \(person.observerCount(of: \.firstName)), lastName \(person.observerCount(of: \.lastName))")
+        timeline.note(
+            "watchers: firstName \(person.observerCount(of: \.firstName)), lastName \(person.observerCount(of: \.lastName))"
+        )
 
         person.firstName = "Ada"
         person.lastName = "Lovelace"

@@ -32,8 +32,7 @@ struct DemoCase: Sendable {
     }
 
     /// Every case, in the order `swift run TokenDemo` runs them.
-    static let all: [DemoCase] = lifecycleCases + coalescingCases + keyPathCases
-        + trackingCases
+    static let all: [DemoCase] = lifecycleCases + coalescingCases + keyPathCases + trackingCases
 
     /// The case with this name, if any.
     static func named(_ name: String) -> DemoCase? {

@@ -52,7 +52,8 @@ extension ModelObserving where Self: ObservableModel {
                 callback: callback),
             orTrack: {
                 _observeTracked(
-                    key, read: _TrackedRead(keyPath), observer: nil, options: options, queue: queue, site: site, keepsLast: false,
+                    key, read: _TrackedRead(keyPath), observer: nil, options: options, queue: queue, site: site,
+                    keepsLast: false,
                     reportsMisuse: true
                 ) { (_: AnyObject?, model: Self, _: Value, _: Value) in callback(model) }.token
             })
@@ -225,9 +226,12 @@ extension ModelObserving where Self: ObservableModel {
             orTrack: {
                 // Tracked: `old` is the value last delivered.
                 _observeTracked(
-                    key, read: _TrackedRead(keyPath), observer: nil, options: options, queue: queue, site: site, keepsLast: true,
+                    key, read: _TrackedRead(keyPath), observer: nil, options: options, queue: queue, site: site,
+                    keepsLast: true,
                     reportsMisuse: true
-                ) { (_: AnyObject?, model: Self, new: Value, old: Value) in callback(model, PropertyChange(old: old, new: new)) }.token
+                ) { (_: AnyObject?, model: Self, new: Value, old: Value) in
+                    callback(model, PropertyChange(old: old, new: new))
+                }.token
             })
     }
 }

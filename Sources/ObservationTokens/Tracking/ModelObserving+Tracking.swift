@@ -206,7 +206,8 @@ extension ModelObserving where Self: ObservableModel {
                 callback: callback),
             orTrack: {
                 let tracked = _observeTracked(
-                    key, read: _TrackedRead(keyPath), observer: nil, options: options, queue: queue, site: site, keepsLast: false,
+                    key, read: _TrackedRead(keyPath), observer: nil, options: options, queue: queue, site: site,
+                    keepsLast: false,
                     reportsMisuse: false
                 ) { (_: AnyObject?, model: Self, _: Value, _: Value) in callback(model) }
                 observes = tracked.observes
@@ -241,7 +242,8 @@ extension ObservableModel {
                 deliver: deliver))
         return _startTracked(subscription, observer: observer) {
             guard reportsMisuse else { return nil }
-            return "\(key.keyPath) reads no @Observed property of \(type(of: self)), so the token would observe nothing. Mark the property @Observed, or use observe(checking:) to get a KeyPathError instead of this trap."
+            return
+                "\(key.keyPath) reads no @Observed property of \(type(of: self)), so the token would observe nothing. Mark the property @Observed, or use observe(checking:) to get a KeyPathError instead of this trap."
         }
     }
 

@@ -297,8 +297,10 @@ struct TrackingScratch {
 extension UnsafeMutablePointer<TrackingScratch> {
     /// The recording, pointing at this scratch's buffer.
     var recording: UnsafeMutablePointer<AccessCapture.Recording> {
-        let recording = UnsafeMutableRawPointer(self).advanced(by: MemoryLayout<TrackingScratch>.offset(of: \.recording)!)
-            .assumingMemoryBound(to: AccessCapture.Recording.self)
+        let recording = UnsafeMutableRawPointer(self).advanced(
+            by: MemoryLayout<TrackingScratch>.offset(of: \.recording)!
+        )
+        .assumingMemoryBound(to: AccessCapture.Recording.self)
         let accesses = UnsafeMutableRawPointer(self).advanced(by: MemoryLayout<TrackingScratch>.offset(of: \.accesses)!)
             .assumingMemoryBound(to: [AccessCapture.TrackedAccess].self)
         recording.pointee = AccessCapture.Recording()

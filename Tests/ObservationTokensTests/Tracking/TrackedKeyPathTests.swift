@@ -143,7 +143,8 @@ import Testing
         let person = TrackPerson()
         person.firstName = "Ada"
         let seen = CoreRecorder<String>()
-        let token = person.observe(\.fullName, options: .initial, queue: queue) { person in seen.append(person.fullName) }
+        let token = person.observe(\.fullName, options: .initial, queue: queue) { person in seen.append(person.fullName)
+        }
         #expect(seen.entries == ["Ada "])
         #expect(queue.drain() == 0)
         withExtendedLifetime(token) {}
@@ -167,7 +168,8 @@ import Testing
         // Then old is the value last delivered (at first: at creation)
         #expect(
             changes.entries == [
-                PropertyChange(old: "Ada ", new: "Grace Hopper"), PropertyChange(old: "Grace Hopper", new: "Ada Hopper"),
+                PropertyChange(old: "Ada ", new: "Grace Hopper"),
+                PropertyChange(old: "Grace Hopper", new: "Ada Hopper"),
             ])
         withExtendedLifetime(token) {}
     }

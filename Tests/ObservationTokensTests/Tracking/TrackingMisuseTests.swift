@@ -35,7 +35,9 @@ import Testing
 
     @Test func errorMessagesNameTheKeyPathAndTheFix() {
         let error = KeyPathError.noObservedProperty(keyPath: "\\TrackPerson.nickname", type: "TrackPerson")
-        #expect(error.description == "\\TrackPerson.nickname reads no @Observed property of TrackPerson: mark the property @Observed")
+        #expect(
+            error.description
+                == "\\TrackPerson.nickname reads no @Observed property of TrackPerson: mark the property @Observed")
         #expect(KeyPathError.emptyPathList.description.contains("empty list"))
     }
 
@@ -57,11 +59,16 @@ import Testing
                 person.observe(\.nickname, options: .initial, queue: queue) { _ in calls.increment() },
                 person.observe(\.plainLabel, options: .initial, queue: queue) { _ in calls.increment() },
                 person.observe(queue: queue) { _ in calls.increment() },
-                person.observe([] as [PartialKeyPath<TrackPerson>], options: .initial, queue: queue) { _ in calls.increment() },
-                root.observe(KeyPathChain(\TrackNode.next).then(\.constant).then(\.value), options: .initial, queue: queue) {
+                person.observe([] as [PartialKeyPath<TrackPerson>], options: .initial, queue: queue) { _ in
+                    calls.increment()
+                },
+                root.observe(
+                    KeyPathChain(\TrackNode.next).then(\.constant).then(\.value), options: .initial, queue: queue
+                ) {
                     _, _ in calls.increment()
                 },
-                root.observe([AnyKeyPathChain<TrackNode>](), options: .initial, queue: queue) { _ in calls.increment() },
+                root.observe([AnyKeyPathChain<TrackNode>](), options: .initial, queue: queue) { _ in calls.increment()
+                },
             ]
             // The closure token ran its body once (that is how it found it reads nothing).
             #expect(calls.value == 1)
@@ -116,7 +123,8 @@ import Testing
         @Test func emptyKeyPathListTraps() async {
             let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
                 let person = TrackPerson()
-                _ = person.observe([] as [PartialKeyPath<TrackPerson>], queue: CoalescingQueue(target: .manual)) { _ in }
+                _ = person.observe([] as [PartialKeyPath<TrackPerson>], queue: CoalescingQueue(target: .manual)) { _ in
+                }
             }
             let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
             #expect(message.contains("empty list"))

@@ -51,7 +51,8 @@ import Testing
             var spins = 0
             while !condition() {
                 spins += 1
-                if spins > Self.spinLimit || settingDone.load(ordering: .relaxed) && stuck.load(ordering: .relaxed) >= 0 {
+                if spins > Self.spinLimit || settingDone.load(ordering: .relaxed) && stuck.load(ordering: .relaxed) >= 0
+                {
                     stuck.store(round.load(ordering: .relaxed), ordering: .relaxed)
                     return false
                 }

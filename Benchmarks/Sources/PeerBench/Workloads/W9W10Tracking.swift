@@ -108,7 +108,8 @@ func runW9(_ settings: Settings) -> [Row] {
             workload: "W9", title: title, ours: oursNs, peer: "`Observations`, one change awaited at a time",
             peerValue: observationsNs,
             note: observationsNs == nil
-                ? "`Observations` needs Swift 6.2's Observation module" : "set, then await the next element, from a task"),
+                ? "`Observations` needs Swift 6.2's Observation module"
+                : "set, then await the next element, from a task"),
     ]
 }
 
