@@ -215,4 +215,63 @@ import Testing
         #expect(person.observerCount(of: \.firstName) == 1)
         withExtendedLifetime(token) {}
     }
+
+    @Test func optionalValuesGiveOldAndNewThroughNil() {
+        // Given a change token on an optional value read through another object
+        let queue = CoalescingQueue(target: .manual)
+        let person = TrackPerson()
+        let changes = CoreRecorder<PropertyChange<String?>>()
+        let token = person.observeChanges(of: { $0.address?.city }, queue: queue) { _, change in changes.append(change)
+        }
+
+        // When the address appears, its city changes, and it goes away
+        let home = TrackAddress()
+        home.city = "Wellington"
+        person.address = home
+        _ = queue.drain()
+        home.city = "Auckland"
+        _ = queue.drain()
+        person.address = nil
+        _ = queue.drain()
+
+        // Then each change carries the value before and after, nil included
+        #expect(
+            changes.entries == [
+                PropertyChange(old: nil, new: "Wellington"), PropertyChange(old: "Wellington", new: "Auckland"),
+                PropertyChange(old: "Auckland", new: nil),
+            ])
+        #expect(home.observerCount(of: \.city) == 0)
+        withExtendedLifetime(token) {}
+    }
+
+    @Test(.enabled(if: LiveCounters.isCounting, "subscriptions are counted in debug builds only"))
+    func trackedSubscriptionsAreFreedForEveryEnding() async {
+        // Runs in a child process, where no other test creates subscriptions.
+        await #expect(processExitsWith: .success) {
+            let queue = CoalescingQueue(target: .manual)
+            let baseline = LiveCounters.liveSubscriptions
+            do {
+                // Dropped with a delivery pending; invalidated; root gone; observer gone
+                let person = TrackPerson()
+                let token = person.observe(\.fullName, queue: queue) { _ in }
+                person.firstName = "Ada"
+                withExtendedLifetime(token) {}
+                let closure = person.observe(queue: queue) { _ = $0.lastName }
+                closure.invalidate()
+                var observer: CoreObserver? = CoreObserver()
+                let observed = person.observe(observer: observer!, queue: queue) { _, person in _ = person.label }
+                observer = nil
+                person.showsLastName = false
+                withExtendedLifetime(observed) {}
+            }
+            queue.drain()
+            precondition(LiveCounters.liveSubscriptions == baseline, "tracked subscriptions leaked")
+            var root: TrackNode? = TrackNode()
+            root!.link(3)
+            let value = root!.observeValue({ $0.next?.next?.next?.value }, queue: queue) { _, _ in }
+            root = nil
+            precondition(!value.isValid, "root deinit ends the token")
+            queue.drain()
+        }
+    }
 }
