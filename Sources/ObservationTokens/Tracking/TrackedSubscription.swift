@@ -7,7 +7,7 @@ import Synchronization
 /// setter only marks pending: no user code ever runs inside a setter (except `.immediate`).
 /// Evaluation happens at creation and at each delivery, on the delivering thread:
 ///
-/// 1. the read runs with tracking on (`AccessCapture.track`), with the old edges still attached,
+/// 1. the read runs with tracking on (`AccessCapture.beginTracking`), with the old edges still attached,
 ///    so a set of a known dependency during the read marks the token pending again;
 /// 2. the edges are made to match what the read touched: new storages attached, storages no
 ///    longer read detached;
