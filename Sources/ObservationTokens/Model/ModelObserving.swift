@@ -73,7 +73,7 @@ extension ModelObserving where Self: ObservableModel {
     ///
     /// - Parameters:
     ///   - keyPath: An `@Observed` property of the receiver, or any key path that reads some
-    ///     (a tracked token; see ``observe(_:options:queue:fileID:line:_:)-(KeyPath<Self,Value>,_,_,_,_,_)``).
+    ///     (a tracked token; see `observe(_:options:queue:_:)` with a key path).
     ///   - observer: The object the callback works on; held weakly.
     ///   - options: `.initial`, `.immediate`; see ``ObservationOptions``.
     ///   - queue: Where callbacks are delivered; the main queue by default.

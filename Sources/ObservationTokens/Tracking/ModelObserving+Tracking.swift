@@ -169,7 +169,7 @@ extension ModelObserving where Self: ObservableModel {
 
     /// Observes any key path, and throws when it reads no `@Observed` property.
     ///
-    /// The same token as ``observe(_:options:queue:fileID:line:_:)-(KeyPath<Self,Value>,_,_,_,_,_)``
+    /// The same token as `observe(_:options:queue:_:)` with a key path
     /// gives, for code that would rather handle a key path that can't be observed (a plain
     /// `var`, a `let`) than trap in a debug build.
     ///
