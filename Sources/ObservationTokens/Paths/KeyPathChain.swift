@@ -11,7 +11,10 @@
 /// ```
 ///
 /// Swift can't take a composed key path such as `\.currentUser?.address?.zipCode` apart at
-/// run time, which is why the chain keeps its segments.
+/// run time, which is why the chain keeps its segments. Observing the composed key path
+/// itself also works (a tracked token, re-evaluated at each delivery); a chain re-walks its
+/// segments inside the setter instead, which is cheaper when middle objects are replaced
+/// often. Every segment must be an `@Observed` property: one that is not traps in debug builds.
 ///
 /// `@unchecked Sendable`: a chain holds only key paths, and closures that apply them.
 public struct KeyPathChain<Root: ObservableModel, Value>: @unchecked Sendable {
