@@ -274,4 +274,46 @@ import Testing
             queue.drain()
         }
     }
+
+    @Test func fireDeliversAnUnchangedValueAndScheduleReevaluates() {
+        // Given a value token
+        let queue = CoalescingQueue(target: .manual)
+        let person = TrackPerson()
+        person.firstName = "Ada"
+        let seen = CoreRecorder<String>()
+        let token = person.observeValue({ $0.firstName }, queue: queue) { _, name in seen.append(name) }
+
+        // fire() delivers now even though nothing changed; schedule() re-evaluates next tick
+        // and, nothing having changed, skips the callback
+        #expect(token.fire())
+        token.schedule()
+        _ = queue.drain()
+        #expect(seen.entries == ["Ada"])
+        withExtendedLifetime(token) {}
+    }
+
+    @Test func aReadThatKeepsMovingIsBoundedPerDelivery() {
+        // Given a closure that reads a different node on every run (so every run finds a new
+        // dependency)
+        let queue = CoalescingQueue(target: .manual)
+        let root = TrackNode()
+        let pool = (0..<40).map { _ in TrackNode() }
+        let runs = CoreCounter()
+        let token = root.observe(queue: queue) { root in
+            _ = root.value
+            _ = pool[runs.value % pool.count].value
+            runs.increment()
+        }
+
+        // Then creation stops after 4 runs and schedules one more delivery for the next tick;
+        // each delivery runs it at most 4 times, and it keeps only what the last run read
+        #expect(runs.value == 4)
+        #expect(queue.drain() == 1)
+        #expect(runs.value == 8)
+        #expect(queue.drain() == 1)
+        #expect(runs.value == 12)
+        #expect(pool.filter { $0.observerCount(of: \.value) == 1 }.count == 1)
+        #expect(root.observerCount(of: \.value) == 1)
+        withExtendedLifetime(token) {}
+    }
 }
