@@ -89,5 +89,7 @@ private func checkConsistent(_ error: KeyPathError, _ path: String) {
         guard components.indices.contains(position - 1), components[position - 1] == name else {
             fuzzFailure("\(error) names a component that is not at position \(position)", path)
         }
+    case .noObservedProperty, .emptyPathList:
+        fuzzFailure("a string path threw \(error)", path)
     }
 }

@@ -246,6 +246,8 @@ private func caseName(of error: KeyPathError) -> String {
     case .unknownProperty: "unknownProperty"
     case .notObservable: "notObservable"
     case .unsupportedComponent: "unsupportedComponent"
+    case .noObservedProperty: "noObservedProperty"
+    case .emptyPathList: "emptyPathList"
     }
 }
 

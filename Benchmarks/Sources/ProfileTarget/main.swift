@@ -134,6 +134,64 @@ func w8measured(_ root: Root, _ middles: [Middle]) {
     }
 }
 
+final class Sum: ObservableModel {
+    @Observed var a = 0
+    @Observed var b = 0
+    @Observed var c = 0
+    var sum: Int { a + b + c }
+}
+
+/// W9: a tracked token on a computed property over 3 `@Observed`; 1,000 × (set one, drain).
+func w9() {
+    let model = Sum()
+    let token = model.observe(\.sum, queue: queue) { model in tally.count &+= model.sum | 1 }
+    w9measured(model)
+    withExtendedLifetime(token) {}
+}
+
+@inline(never)
+func w9measured(_ model: Sum) {
+    for change in 1...opaque(1_000) {
+        switch change % 3 {
+        case 0: model.a = change
+        case 1: model.b = change
+        default: model.c = change
+        }
+        precondition(queue.drain() == 1)
+    }
+}
+
+final class OptionalRoot: ObservableModel {
+    @Observed var a: OptionalMiddle? = OptionalMiddle()
+}
+
+final class OptionalMiddle: ObservableModel {
+    @Observed var b: OptionalLeaf? = OptionalLeaf()
+}
+
+final class OptionalLeaf: ObservableModel {
+    @Observed var c = 0
+}
+
+/// W10: 1,000 tracked tokens on `\.a?.b?.c`; 20 × (replace the middle, drain).
+func w10() {
+    let root = OptionalRoot()
+    let middles = [root.a!, OptionalMiddle()]
+    let tokens = (0..<1_000).map { _ in
+        root.observe(\.a?.b?.c, queue: queue) { root in tally.count &+= (root.a?.b?.c ?? 0) | 1 }
+    }
+    w10measured(root, middles)
+    withExtendedLifetime(tokens) {}
+}
+
+@inline(never)
+func w10measured(_ root: OptionalRoot, _ middles: [OptionalMiddle]) {
+    for tick in 1...opaque(20) {
+        root.a = middles[tick & 1]
+        precondition(queue.drain() == 1_000)
+    }
+}
+
 switch CommandLine.arguments.dropFirst().first?.uppercased() {
 case "W1": w1()
 case "W2": w2()
@@ -141,8 +199,10 @@ case "W3", "W4": w3w4()
 case "W5": w5()
 case "W6": w6(live: Int(CommandLine.arguments.dropFirst(2).first ?? "") ?? 1_000)
 case "W8": w8()
+case "W9": w9()
+case "W10": w10()
 default:
-    let usage = "usage: ProfileTarget W1|W2|W3|W4|W5|W6 [live]|W8\n"
+    let usage = "usage: ProfileTarget W1|W2|W3|W4|W5|W6 [live]|W8|W9|W10\n"
     _ = usage.utf8CString.withUnsafeBufferPointer { write(2, $0.baseAddress, $0.count - 1) }
     exit(64)
 }

@@ -27,11 +27,21 @@ enum AccessCapture {
         let valueType: Any.Type
     }
 
-    /// What a capture saw: how many `@Observed` getters ran, and the first of them.
-    /// Lives on the capturing thread's stack; the thread-local slot points at it.
+    /// What a capture saw: how many `@Observed` getters ran, and the first of them; and, when
+    /// tracking, every access. Lives on the capturing thread's stack; the thread-local slot
+    /// points at it.
     struct Recording {
         var count = 0
         var first: Access?
+        /// Tracking (`track(into:_:)`): where every access goes, with its object's registry.
+        var all: UnsafeMutablePointer<[TrackedAccess]>?
+    }
+
+    /// One `@Observed` storage read while tracking: the registry of the object it belongs to
+    /// (created if needed, so the storage can be attached to later) and the storage's serial.
+    struct TrackedAccess {
+        let registry: Registry
+        let serial: UInt64
     }
 
     private static let key: pthread_key_t = {
@@ -57,10 +67,34 @@ enum AccessCapture {
         return (value, recording)
     }
 
+    /// Turns tracking on for this thread: every `@Observed` storage read from now on, on any
+    /// object, is appended to `recording.all` (repeats included, in reading order), until
+    /// `endTracking` restores what this returns. Not generic and taking no closure, so a caller
+    /// in unspecialized generic code pays no metadata lookups or thunks.
+    static func beginTracking(_ recording: UnsafeMutablePointer<Recording>) -> UnsafeMutableRawPointer? {
+        let previous = pthread_getspecific(key)
+        pthread_setspecific(key, recording)
+        _accessCaptureCount.add(1, ordering: .relaxed)
+        return previous
+    }
+
+    /// Ends what `beginTracking` started.
+    static func endTracking(restoring previous: UnsafeMutableRawPointer?) {
+        _accessCaptureCount.subtract(1, ordering: .relaxed)
+        pthread_setspecific(key, previous)
+    }
+
     /// Called by `@Observed` getters when some thread is capturing.
-    static func record(object: ObjectIdentifier, serial: UInt64, valueType: Any.Type) {
+    static func record(object: AnyObject, serial: UInt64, valueType: Any.Type) {
         guard let raw = pthread_getspecific(key) else { return }
         let recording = raw.assumingMemoryBound(to: Recording.self)
+        if let all = recording.pointee.all {
+            // Getters only run on models, which stay alive while they are read.
+            let registry = unsafeDowncast(object, to: ObservableModel.self).registry
+            all.pointee.append(TrackedAccess(registry: registry, serial: serial))
+            return
+        }
+        let object = ObjectIdentifier(object)
         recording.pointee.count += 1
         if recording.pointee.first == nil {
             recording.pointee.first = Access(object: object, serial: serial, valueType: valueType)
@@ -71,5 +105,5 @@ enum AccessCapture {
 /// Entry point for the inlinable getter; keeps `AccessCapture` itself internal.
 @usableFromInline
 func _recordObservedAccess(_ object: AnyObject, serial: UInt64, valueType: Any.Type) {
-    AccessCapture.record(object: ObjectIdentifier(object), serial: serial, valueType: valueType)
+    AccessCapture.record(object: object, serial: serial, valueType: valueType)
 }

@@ -31,6 +31,16 @@ struct Edge {
         self.slot = slot
     }
 
+    /// An edge outside any path (tracked tokens: a storage that the last evaluation read).
+    init(registry: Registry, serial: UInt64, slot: Int, isLeaf: Bool) {
+        self.registry = registry
+        self.serial = serial
+        self.slot = slot
+        self.isLeaf = isLeaf
+        path = 0
+        step = 0
+    }
+
     /// This edge, kept in place for `key` (same object, property and role).
     func kept(for key: ObservedPath.EdgeKey) -> Edge {
         Edge(key, slot: slot)

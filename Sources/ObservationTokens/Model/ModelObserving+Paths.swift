@@ -31,14 +31,17 @@ extension ModelObserving where Self: ObservableModel {
         line: UInt = #line,
         _ callback: @escaping @Sendable (Self, Value) -> Void
     ) -> ObservationToken {
-        makeToken(
-            paths: [chain.path], observer: nil, options: options, queue: queue,
+        let isValid = checkChains([chain.steps], fileID: fileID, line: line)
+        let token = makeToken(
+            paths: [chain.path], observer: nil, options: isValid ? options : [], queue: queue,
             site: CreationSite(fileID: fileID, line: line),
             callback: { _, root, _ in
                 let model = unsafeDowncast(root, to: Self.self)
                 // Each segment reads under its object's store bit (see `KeyPathChain.segment`).
                 callback(model, chain.evaluate(model))
             })
+        if !isValid { token.invalidate() }
+        return token
     }
 
     /// Observes a key path chain on behalf of `observer`, held weakly.
@@ -66,10 +69,13 @@ extension ModelObserving where Self: ObservableModel {
         line: UInt = #line,
         _ callback: @escaping @Sendable (Observer, Self) -> Void
     ) -> ObservationToken {
-        _observe(
+        let isValid = checkChains([chain.steps], fileID: fileID, line: line)
+        let token = _observe(
             _ObserverSubscription(
-                root: self, observer: observer, target: .paths([chain.path]), options: options, queue: queue,
-                site: CreationSite(fileID: fileID, line: line), callback: callback))
+                root: self, observer: observer, target: .paths([chain.path]), options: isValid ? options : [],
+                queue: queue, site: CreationSite(fileID: fileID, line: line), callback: callback))
+        if !isValid { token.invalidate() }
+        return token
     }
 
     /// Observes several key path chains with one token: one callback per tick, whichever of
@@ -97,10 +103,14 @@ extension ModelObserving where Self: ObservableModel {
         line: UInt = #line,
         _ callback: @escaping @Sendable (Self) -> Void
     ) -> ObservationToken {
-        _observe(
+        let isValid = checkChains(chains.map(\.steps), fileID: fileID, line: line)
+        let token = _observe(
             _ModelSubscription(
-                root: self, target: .paths(chains.map { ObservedPath(steps: $0.steps) }), options: options,
-                queue: queue, site: CreationSite(fileID: fileID, line: line), callback: callback))
+                root: self, target: .paths(chains.map { ObservedPath(steps: $0.steps) }),
+                options: isValid ? options : [], queue: queue, site: CreationSite(fileID: fileID, line: line),
+                callback: callback))
+        if !isValid { token.invalidate() }
+        return token
     }
 
     /// Observes a dotted string key path, resolved at run time against property names.
@@ -142,7 +152,8 @@ extension ModelObserving where Self: ObservableModel {
     ///   - queue: Where callbacks are delivered; the main thread by default.
     ///   - callback: Receives the observed object.
     /// - Returns: The token that keeps the observation alive.
-    /// - Throws: ``KeyPathError`` for the first bad path.
+    /// - Throws: ``KeyPathError`` for the first bad path; ``KeyPathError/emptyPathList`` for an
+    ///   empty list.
     public func observe(
         paths: [String],
         options: ObservationOptions = [],
@@ -151,6 +162,7 @@ extension ModelObserving where Self: ObservableModel {
         line: UInt = #line,
         _ callback: @escaping @Sendable (Self) -> Void
     ) throws(KeyPathError) -> ObservationToken {
+        guard !paths.isEmpty else { throw .emptyPathList }
         var parsed: [ObservedPath] = []
         for path in paths { parsed.append(try StringKeyPath.parse(path, root: self)) }
         return _observe(

@@ -21,9 +21,12 @@ extension ModelObserving where Self: ObservableModel {
     /// once per tick at most, on `queue`'s target, however often the property changed.
     ///
     /// - Parameters:
-    ///   - keyPath: An `@Observed` property of the receiver. Any other key path returns a token
-    ///     that has already ended (`isValid == false`). A computed property that just returns
-    ///     one `@Observed` property of the same type counts as that property.
+    ///   - keyPath: An `@Observed` property of the receiver (the lean path: one edge). Any
+    ///     other key path that reads `@Observed` properties — computed (`\.fullName`), composed
+    ///     (`\.address?.zipCode`), nested (`\.items.count`) — gives a tracked token, which
+    ///     watches what the key path read and re-evaluates it at each delivery (see
+    ///     `docs/Tracking.md`). A key path that reads no `@Observed` property traps in debug
+    ///     builds and returns an ended token in release builds (`observe(checking:)` throws).
     ///   - options: `.initial`, `.immediate`, `.endpointChanges` (fire only when the value
     ///     differs from the one last delivered); see ``ObservationOptions``.
     ///   - queue: Where callbacks are delivered; the main queue by default.
@@ -41,11 +44,19 @@ extension ModelObserving where Self: ObservableModel {
         _ callback: @escaping @Sendable (Self) -> Void
     ) -> ObservationToken {
         let key = TypedKey(keyPath)
+        let site = CreationSite(fileID: fileID, line: line)
         return _observe(
             key,
             subscription: _ModelSubscription(
-                root: self, target: .key(key, options: options), options: options, queue: queue,
-                site: CreationSite(fileID: fileID, line: line), callback: callback))
+                root: self, target: .key(key, options: options), options: options, queue: queue, site: site,
+                callback: callback),
+            orTrack: {
+                _observeTracked(
+                    key, read: _TrackedRead(keyPath), observer: nil, options: options, queue: queue, site: site,
+                    keepsLast: false,
+                    reportsMisuse: true
+                ) { (_: AnyObject?, model: Self, _: Value, _: Value) in callback(model) }.token
+            })
     }
 
     /// Observes one property on behalf of `observer`, which the token holds weakly.
@@ -61,7 +72,8 @@ extension ModelObserving where Self: ObservableModel {
     /// If the observer is gone at delivery, the callback doesn't run and the token ends.
     ///
     /// - Parameters:
-    ///   - keyPath: An `@Observed` property of the receiver.
+    ///   - keyPath: An `@Observed` property of the receiver, or any key path that reads some
+    ///     (a tracked token; see `observe(_:options:queue:_:)` with a key path).
     ///   - observer: The object the callback works on; held weakly.
     ///   - options: `.initial`, `.immediate`; see ``ObservationOptions``.
     ///   - queue: Where callbacks are delivered; the main queue by default.
@@ -79,11 +91,22 @@ extension ModelObserving where Self: ObservableModel {
         _ callback: @escaping @Sendable (Observer, Self) -> Void
     ) -> ObservationToken {
         let key = TypedKey(keyPath)
+        let site = CreationSite(fileID: fileID, line: line)
         return _observe(
             key,
             subscription: _ObserverSubscription(
                 root: self, observer: observer, target: .key(key, options: options), options: options, queue: queue,
-                site: CreationSite(fileID: fileID, line: line), callback: callback))
+                site: site, callback: callback),
+            orTrack: {
+                _observeTracked(
+                    key, read: _TrackedRead(keyPath), observer: observer, options: options, queue: queue, site: site,
+                    keepsLast: false, reportsMisuse: true
+                ) { (observer: AnyObject?, model: Self, _: Value, _: Value) in
+                    // Deliveries pass the observer given at creation, alive.
+                    guard let observer else { return }
+                    callback(unsafeDowncast(observer, to: Observer.self), model)
+                }.token
+            })
     }
 
     /// Observes several properties with one token: one callback per tick, however many of them
@@ -97,7 +120,7 @@ extension ModelObserving where Self: ObservableModel {
     ///
     /// - Parameters:
     ///   - keyPaths: `@Observed` properties of the receiver. If any of them is not, the token
-    ///     has already ended.
+    ///     has already ended. An empty list traps in debug builds (it would observe nothing).
     ///   - options: `.initial`, `.immediate`; see ``ObservationOptions``.
     ///   - queue: Where callbacks are delivered; the main queue by default.
     ///   - callback: Receives the observed object.
@@ -175,7 +198,8 @@ extension ModelObserving where Self: ObservableModel {
     /// ```
     ///
     /// - Parameters:
-    ///   - keyPath: An `@Observed` property of the receiver.
+    ///   - keyPath: An `@Observed` property of the receiver, or any key path that reads some:
+    ///     then a tracked token, whose `change.old` is the value last delivered.
     ///   - options: `.initial`, `.immediate`; see ``ObservationOptions``.
     ///   - queue: Where callbacks are delivered; the main queue by default.
     ///   - callback: Receives the observed object and the change.
@@ -190,58 +214,86 @@ extension ModelObserving where Self: ObservableModel {
         _ callback: @escaping @Sendable (Self, PropertyChange<Value>) -> Void
     ) -> ObservationToken {
         let key = TypedKey(keyPath)
-        return _observe(
-            key, observer: nil, options: options, queue: queue, wantsOldValue: true, fileID: fileID, line: line,
+        let site = CreationSite(fileID: fileID, line: line)
+        return _observeChange(
+            key, options: options, queue: queue, site: site,
             callback: { _, root, oldValue in
                 let model = unsafeDowncast(root, to: Self.self)
                 let new = model[keyPath: unsafeDowncast(key.keyPath, to: KeyPath<Self, Value>.self)]
                 let old = (oldValue as? Value) ?? new
                 callback(model, PropertyChange(old: old, new: new))
+            },
+            orTrack: {
+                // Tracked: `old` is the value last delivered.
+                _observeTracked(
+                    key, read: _TrackedRead(keyPath), observer: nil, options: options, queue: queue, site: site,
+                    keepsLast: true,
+                    reportsMisuse: true
+                ) { (_: AnyObject?, model: Self, new: Value, old: Value) in
+                    callback(model, PropertyChange(old: old, new: new))
+                }.token
             })
     }
 }
 
 extension ObservableModel {
-    /// Starts a single-key-path subscription built by an inlinable entry point: the
-    /// non-generic half of the `observe` methods.
-    @usableFromInline
-    final func _observe(_ key: TypedKey, subscription: Subscription) -> ObservationToken {
-        let token = ObservationToken(subscription: subscription)
-        if subscription.isProperty {
-            if subscription.start(root: self, key: key), subscription.isInitial {
-                subscription.deliverNow(oldValue: nil, isChange: false)
-            }
-        } else {
-            start(subscription)
-        }
-        return token
+    /// Starts a single-key-path subscription built by an inlinable entry point. A key path that
+    /// is not one `@Observed` property of the receiver (computed, composed, nested) becomes the
+    /// tracked token that `track` makes (see `TrackedSubscription`).
+    ///
+    /// Inlined, so that `track`, built from a key path literal in the caller, is specialized
+    /// there and applies the key path as a direct getter call; the fast path is one call and a
+    /// branch, as before.
+    @inlinable @inline(__always)
+    final func _observe(
+        _ key: TypedKey, subscription: Subscription, orTrack track: () -> ObservationToken
+    ) -> ObservationToken {
+        if let token = _start(key, subscription: subscription) { return token }
+        return track()
     }
 
-    /// Starts a path subscription built by an inlinable entry point.
+    /// The non-inlined half of `_observe`: nil when the key path needs tracking.
+    @usableFromInline
+    final func _start(_ key: TypedKey, subscription: Subscription) -> ObservationToken? {
+        if subscription.isProperty {
+            guard subscription.start(root: self, key: key) else { return nil }
+            let token = ObservationToken(subscription: subscription)
+            if subscription.isInitial { subscription.deliverNow(oldValue: nil, isChange: false) }
+            return token
+        }
+        // `.endpointChanges`: a one-step path.
+        let token = ObservationToken(subscription: subscription)
+        return start(subscription) ? token : nil
+    }
+
+    /// Starts a path subscription built by an inlinable entry point. An empty list of key
+    /// paths or chains would observe nothing: a trap in debug builds, an ended token otherwise.
     @usableFromInline
     final func _observe(_ subscription: Subscription) -> ObservationToken {
         let token = ObservationToken(subscription: subscription)
+        guard !subscription.paths.isEmpty else {
+            subscription.end()
+            _reportMisuse(
+                "observe([]) at \(subscription.site) was given an empty list, so the token would observe nothing. Pass at least one key path."
+            )
+            return token
+        }
         start(subscription)
         return token
     }
 
-    /// Starts a single-key-path subscription with a type-erased callback.
+    /// Starts a single-key-path change token (`observeChanges`), with a type-erased callback.
     @usableFromInline
-    final func _observe(
-        _ key: TypedKey,
-        observer: AnyObject?,
-        options: ObservationOptions,
-        queue: CoalescingQueue,
-        wantsOldValue: Bool,
-        fileID: StaticString,
-        line: UInt,
-        callback: @escaping _GeneralCallback
+    final func _observeChange(
+        _ key: TypedKey, options: ObservationOptions, queue: CoalescingQueue, site: CreationSite,
+        callback: @escaping _GeneralCallback, orTrack track: () -> ObservationToken
     ) -> ObservationToken {
         _observe(
             key,
             subscription: ErasedSubscription(
-                root: self, observer: observer, target: .key(key, options: options), options: options, queue: queue,
-                wantsOldValue: wantsOldValue, site: CreationSite(fileID: fileID, line: line), callback: callback))
+                root: self, observer: nil, target: .key(key, options: options), options: options, queue: queue,
+                wantsOldValue: true, site: site, callback: callback),
+            orTrack: track)
     }
 
     final func makeToken(

@@ -11,7 +11,10 @@
 /// ```
 ///
 /// Swift can't take a composed key path such as `\.currentUser?.address?.zipCode` apart at
-/// run time, which is why the chain keeps its segments.
+/// run time, which is why the chain keeps its segments. Observing the composed key path
+/// itself also works (a tracked token, re-evaluated at each delivery); a chain re-walks its
+/// segments inside the setter instead, which is cheaper when middle objects are replaced
+/// often. Every segment must be an `@Observed` property: one that is not traps in debug builds.
 ///
 /// `@unchecked Sendable`: a chain holds only key paths, and closures that apply them.
 public struct KeyPathChain<Root: ObservableModel, Value>: @unchecked Sendable {
@@ -135,6 +138,38 @@ public struct KeyPathChain<Root: ObservableModel, Value>: @unchecked Sendable {
     }
 
     var path: ObservedPath { ObservedPath(steps: steps) }
+}
+
+extension Sequence<PathStep> {
+    /// A typed chain's segment that reads no `@Observed` storage of the object it is applied
+    /// to (a `let`, a plain `var`): its position (1-based) and key path, checked along the
+    /// objects the chain reaches from `root` now. A chain like that would never watch past the
+    /// segment. Segments beyond a nil (or non-model) intermediate can't be checked yet.
+    func firstUnobservedSegment(from root: ObservableModel) -> (position: Int, keyPath: AnyKeyPath)? {
+        var object = root
+        for (index, step) in enumerated() {
+            guard case .key(let key) = step, key.read(object) != nil else { return nil }
+            guard let (_, value) = step.resolve(on: object) else { return (index + 1, key.keyPath) }
+            guard let next = PathStep.model(in: value) else { return nil }
+            object = next
+        }
+        return nil
+    }
+}
+
+extension ObservableModel {
+    /// Checks the typed chains of a new token: a segment that is not `@Observed` is a
+    /// programming error (a trap in debug builds). Returns false when the token must end.
+    final func checkChains(_ chains: [[PathStep]], fileID: StaticString, line: UInt) -> Bool {
+        for steps in chains {
+            guard let (position, keyPath) = steps.firstUnobservedSegment(from: self) else { continue }
+            _reportMisuse(
+                "segment \(position) of the key path chain observed at \(fileID):\(line), \(keyPath), reads no @Observed property, so the token would never watch past it. Mark that property @Observed, or observe the chain only up to it."
+            )
+            return false
+        }
+        return true
+    }
 }
 
 /// A ``KeyPathChain`` with its endpoint type erased, so that chains to different types can be

@@ -22,6 +22,12 @@ public enum KeyPathError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The component uses syntax that is reserved (collection elements) or not allowed
     /// (characters that can't appear in a Swift property name).
     case unsupportedComponent(String, path: String, position: Int)
+    /// A typed key path reads no `@Observed` property, so a token on it would observe nothing
+    /// (a plain `var` or `let`, or a computed property over such). `keyPath` is the key path as
+    /// Swift prints it.
+    case noObservedProperty(keyPath: String, type: String)
+    /// A list of paths or key paths to observe together is empty.
+    case emptyPathList
 
     public var description: String {
         switch self {
@@ -35,6 +41,10 @@ public enum KeyPathError: Error, Hashable, Sendable, CustomStringConvertible {
             "'\(Self.short(name))' is looked up on \(type), which is not an ObservableModel (component \(position) of \(Self.quoted(path)))"
         case .unsupportedComponent(let name, let path, let position):
             "unsupported component '\(Self.short(name))' (component \(position) of \(Self.quoted(path)))"
+        case .noObservedProperty(let keyPath, let type):
+            "\(Self.short(keyPath)) reads no @Observed property of \(type): mark the property @Observed"
+        case .emptyPathList:
+            "empty list of paths: a token on it would observe nothing"
         }
     }
 

@@ -310,6 +310,8 @@ private let node = "RelHostileNode"
             .unsupportedComponent(let name, let errorPath, let position):
             #expect(errorPath == path)
             #expect(components.indices.contains(position - 1) && components[position - 1] == name)
+        case .noObservedProperty, .emptyPathList:
+            Issue.record("a string path never throws \(error)")
         }
     }
 }

@@ -1,0 +1,289 @@
+extension ModelObserving where Self: ObservableModel {
+    /// Runs `body` now and again after each change of anything it read: a tracking token.
+    ///
+    /// The token's dependencies are every `@Observed` property, on any object, that the last
+    /// run of `body` read. A run that branches (`flag ? a : b`) stops watching `a` once it reads
+    /// `b` instead; an object the run no longer reaches is no longer watched.
+    ///
+    /// ```swift
+    /// let token = person.observe { person in
+    ///     label.text = person.firstName + " " + person.lastName
+    /// }
+    /// ```
+    ///
+    /// `body` runs once right away, on the calling thread, to learn what it reads (so
+    /// `.initial` changes nothing); after that, at most once per tick on `queue`'s target,
+    /// however many of its dependencies changed, never inside a setter (with `.immediate`:
+    /// inside the setter of each change, on the setting thread).
+    ///
+    /// - Parameters:
+    ///   - options: `.immediate`; see ``ObservationOptions``.
+    ///   - queue: Where `body` runs after a change; the main queue by default.
+    ///   - body: Receives the observed object and reads what it needs from it. Reads of
+    ///     `@Observed` properties of other objects it reaches from there are tracked too.
+    /// - Returns: The token that keeps the observation alive.
+    /// - Complexity: One run of `body` per delivery, plus O(*d*) in its dependencies to check
+    ///   that they did not change (allocation-free when they did not).
+    ///
+    /// > Note: **Lifetime.** Pass the objects in rather than capturing them: the receiver comes
+    /// > back as `body`'s argument, and a second object can be the `observer:` of
+    /// > ``observe(observer:options:queue:fileID:line:_:)``; both are held weakly. A model
+    /// > captured by `body` is kept alive by the token. The token ends when the receiver
+    /// > deinitializes; other objects that `body` read and that deinitialize simply drop out
+    /// > (the token runs once more, in the next tick).
+    ///
+    /// > Important: `body` must read at least one `@Observed` property. One that reads none
+    /// > traps in debug builds, and returns an ended token in release builds.
+    public func observe(
+        options: ObservationOptions = [],
+        queue: CoalescingQueue = .main,
+        fileID: StaticString = #fileID,
+        line: UInt = #line,
+        _ body: @escaping @Sendable (Self) -> Void
+    ) -> ObservationToken {
+        let subscription = TrackedSubscription<Self, Void>(
+            root: self, observer: nil, options: options.subtracting(.initial), queue: queue,
+            site: CreationSite(fileID: fileID, line: line), skipsUnchanged: false, keepsLast: false,
+            hasCallback: false, body: .init(read: { _, model in body(model) }, deliver: { _, _, _, _ in }))
+        return _startTracked(subscription, observer: nil) { Self.emptyBody("observe { … }", fileID, line) }.token
+    }
+
+    /// Runs `body` now and after each change of anything it read, on behalf of `observer`,
+    /// held weakly.
+    ///
+    /// Reads of `@Observed` properties of the observer count too, so this is also the way to
+    /// track two objects with one token: one run per tick, whichever of them changed.
+    ///
+    /// ```swift
+    /// let token = person.observe(observer: settings) { settings, person in
+    ///     print(settings.showsFullName ? person.firstName + " " + person.lastName : person.firstName)
+    /// }
+    /// ```
+    ///
+    /// When the observer is gone at a delivery, `body` doesn't run and the token ends.
+    ///
+    /// - Parameters:
+    ///   - observer: The object `body` works on; held weakly.
+    ///   - options: `.immediate`; see ``ObservationOptions``.
+    ///   - queue: Where `body` runs after a change; the main queue by default.
+    ///   - body: Receives the observer and the observed object.
+    /// - Returns: The token that keeps the observation alive.
+    /// - Complexity: As for ``observe(options:queue:fileID:line:_:)``.
+    public func observe<Observer: AnyObject>(
+        observer: Observer,
+        options: ObservationOptions = [],
+        queue: CoalescingQueue = .main,
+        fileID: StaticString = #fileID,
+        line: UInt = #line,
+        _ body: @escaping @Sendable (Observer, Self) -> Void
+    ) -> ObservationToken {
+        let subscription = TrackedSubscription<Self, Void>(
+            root: self, observer: observer, options: options.subtracting(.initial), queue: queue,
+            site: CreationSite(fileID: fileID, line: line), skipsUnchanged: false, keepsLast: false,
+            hasCallback: false,
+            body: .init(
+                read: { observer, model in
+                    // Runs are passed the observer alive (see `Subscription.deliverNow`).
+                    guard let observer else { return }
+                    body(unsafeDowncast(observer, to: Observer.self), model)
+                }, deliver: { _, _, _, _ in }))
+        return _startTracked(subscription, observer: observer) {
+            Self.emptyBody("observe(observer:) { … }", fileID, line)
+        }.token
+    }
+
+    /// Computes a value from what `value` reads, and delivers it when it changed.
+    ///
+    /// `value` runs now and after each change of anything it read (tracked like
+    /// ``observe(options:queue:fileID:line:_:)``); `callback` runs only when the result
+    /// differs from the last one delivered (`==` for `Equatable` results, `===` for class
+    /// references; results of other types always count as changed).
+    ///
+    /// ```swift
+    /// let token = person.observeValue({ $0.firstName + " " + $0.lastName }) { person, fullName in
+    ///     print("now", fullName)
+    /// }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - value: Computes the value from the observed object. Keep it free of side effects.
+    ///   - options: `.initial` (deliver the current value right away), `.immediate`; see
+    ///     ``ObservationOptions``.
+    ///   - queue: Where callbacks are delivered; the main queue by default.
+    ///   - callback: Receives the observed object and the new value.
+    /// - Returns: The token that keeps the observation alive.
+    /// - Complexity: One run of `value` per delivery and one comparison.
+    public func observeValue<Value>(
+        _ value: @escaping @Sendable (Self) -> Value,
+        options: ObservationOptions = [],
+        queue: CoalescingQueue = .main,
+        fileID: StaticString = #fileID,
+        line: UInt = #line,
+        _ callback: @escaping @Sendable (Self, Value) -> Void
+    ) -> ObservationToken {
+        let subscription = TrackedSubscription<Self, Value>(
+            root: self, observer: nil, options: options, queue: queue, site: CreationSite(fileID: fileID, line: line),
+            skipsUnchanged: true, keepsLast: true, hasCallback: true,
+            body: .init(read: { _, model in value(model) }, deliver: { _, model, new, _ in callback(model, new) }))
+        return _startTracked(subscription, observer: nil) { Self.emptyBody("observeValue { … }", fileID, line) }.token
+    }
+
+    /// Computes a value from what `value` reads, and delivers its old and new value when it
+    /// changed.
+    ///
+    /// Like ``observeValue(_:options:queue:fileID:line:_:)``; `change.old` is the value last
+    /// delivered (at creation: the value then), `change.new` the value now. `.initial`
+    /// delivers `old == new`.
+    ///
+    /// ```swift
+    /// let token = cart.observeChanges(of: { $0.items.count }) { cart, change in
+    ///     print("items:", change.old, "→", change.new)
+    /// }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - value: Computes the value from the observed object. Keep it free of side effects.
+    ///   - options: `.initial`, `.immediate`; see ``ObservationOptions``.
+    ///   - queue: Where callbacks are delivered; the main queue by default.
+    ///   - callback: Receives the observed object and the change.
+    /// - Returns: The token that keeps the observation alive.
+    /// - Complexity: One run of `value` per delivery and one comparison.
+    public func observeChanges<Value>(
+        of value: @escaping @Sendable (Self) -> Value,
+        options: ObservationOptions = [],
+        queue: CoalescingQueue = .main,
+        fileID: StaticString = #fileID,
+        line: UInt = #line,
+        _ callback: @escaping @Sendable (Self, PropertyChange<Value>) -> Void
+    ) -> ObservationToken {
+        let subscription = TrackedSubscription<Self, Value>(
+            root: self, observer: nil, options: options, queue: queue, site: CreationSite(fileID: fileID, line: line),
+            skipsUnchanged: true, keepsLast: true, hasCallback: true,
+            body: .init(
+                read: { _, model in value(model) },
+                deliver: { _, model, new, old in callback(model, PropertyChange(old: old, new: new)) }))
+        return _startTracked(subscription, observer: nil) {
+            Self.emptyBody("observeChanges(of:) { … }", fileID, line)
+        }.token
+    }
+
+    /// Observes any key path, and throws when it reads no `@Observed` property.
+    ///
+    /// The same token as `observe(_:options:queue:_:)` with a key path
+    /// gives, for code that would rather handle a key path that can't be observed (a plain
+    /// `var`, a `let`) than trap in a debug build.
+    ///
+    /// ```swift
+    /// do {
+    ///     let token = try person.observe(checking: \.fullName) { person in print(person.fullName) }
+    /// } catch {
+    ///     print(error)   // for \.nickname: "\Person.nickname reads no @Observed property …"
+    /// }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - keyPath: Any key path of the receiver that reads at least one `@Observed` property.
+    ///   - options: `.initial`, `.immediate`, `.endpointChanges`; see ``ObservationOptions``.
+    ///   - queue: Where callbacks are delivered; the main queue by default.
+    ///   - callback: Receives the observed object.
+    /// - Returns: The token that keeps the observation alive.
+    /// - Throws: ``KeyPathError/noObservedProperty(keyPath:type:)``.
+    public func observe<Value>(
+        checking keyPath: KeyPath<Self, Value>,
+        options: ObservationOptions = [],
+        queue: CoalescingQueue = .main,
+        fileID: StaticString = #fileID,
+        line: UInt = #line,
+        _ callback: @escaping @Sendable (Self) -> Void
+    ) throws(KeyPathError) -> ObservationToken {
+        let key = TypedKey(keyPath)
+        let site = CreationSite(fileID: fileID, line: line)
+        var observes = true
+        let token = _observe(
+            key,
+            subscription: _ModelSubscription(
+                root: self, target: .key(key, options: options), options: options, queue: queue, site: site,
+                callback: callback),
+            orTrack: {
+                let tracked = _observeTracked(
+                    key, read: _TrackedRead(keyPath), observer: nil, options: options, queue: queue, site: site,
+                    keepsLast: false,
+                    reportsMisuse: false
+                ) { (_: AnyObject?, model: Self, _: Value, _: Value) in callback(model) }
+                observes = tracked.observes
+                return tracked.token
+            })
+        if !observes { throw .noObservedProperty(keyPath: "\(keyPath)", type: "\(Self.self)") }
+        return token
+    }
+
+    /// The misuse message of a tracking closure that read no `@Observed` property.
+    static func emptyBody(_ call: String, _ fileID: StaticString, _ line: UInt) -> String {
+        "\(call) at \(fileID):\(line) reads no @Observed property, so the token would observe nothing. Read an @Observed property in the closure (mark the property @Observed)."
+    }
+}
+
+extension ObservableModel {
+    /// The tracked token a typed key path falls back to when it is not a single `@Observed`
+    /// property of the receiver (computed, composed, nested). `observes` is false (and the
+    /// token ended) when the key path read no `@Observed` storage; that is reported (a trap
+    /// in debug builds) when `reportsMisuse`.
+    @usableFromInline
+    final func _observeTracked<Model: ObservableModel, Value>(
+        _ key: TypedKey, read: _TrackedRead<Model, Value>, observer: AnyObject?, options: ObservationOptions,
+        queue: CoalescingQueue, site: CreationSite, keepsLast: Bool, reportsMisuse: Bool,
+        deliver: @escaping @Sendable (AnyObject?, Model, Value, Value) -> Void
+    ) -> (token: ObservationToken, observes: Bool) {
+        let subscription = TrackedSubscription<Model, Value>(
+            root: unsafeDowncast(self, to: Model.self), observer: observer, options: options, queue: queue,
+            site: site, skipsUnchanged: options.contains(.endpointChanges), keepsLast: keepsLast, hasCallback: true,
+            body: .init(
+                read: { _, model in read.apply(model) },
+                deliver: deliver))
+        return _startTracked(subscription, observer: observer) {
+            guard reportsMisuse else { return nil }
+            return
+                "\(key.keyPath) reads no @Observed property of \(type(of: self)), so the token would observe nothing. Mark the property @Observed, or use observe(checking:) to get a KeyPathError instead of this trap."
+        }
+    }
+
+    /// Starts a tracked subscription and wraps it in a token. When its first evaluation read
+    /// no `@Observed` storage, the token is ended and `misuse`'s message, if any, is reported
+    /// (a trap in debug builds).
+    final func _startTracked<Model: ObservableModel, Value>(
+        _ subscription: TrackedSubscription<Model, Value>, observer: AnyObject?, misuse: () -> String?
+    ) -> (token: ObservationToken, observes: Bool) {
+        let token = ObservationToken(subscription: subscription)
+        guard subscription.start(root: unsafeDowncast(self, to: Model.self), observer: observer) else {
+            subscription.end()
+            if let message = misuse() { _reportMisuse(message) }
+            return (token, false)
+        }
+        return (token, true)
+    }
+}
+
+/// A typed key path's read, built by inlinable code in the caller's module: there the key path
+/// is a literal, and the optimizer turns its application into a direct getter call instead of
+/// a trip through the key path runtime.
+///
+/// `@unchecked Sendable`: it only applies one (immutable) key path.
+@usableFromInline
+struct _TrackedRead<Model, Value>: @unchecked Sendable {
+    @usableFromInline
+    let apply: (Model) -> Value
+
+    @inlinable @inline(__always)
+    init(_ keyPath: KeyPath<Model, Value>) {
+        apply = { $0[keyPath: keyPath] }
+    }
+}
+
+/// A programming error that would otherwise observe nothing, silently: a trap with `message`
+/// in debug builds; nothing in release builds (the caller returns an ended token).
+@usableFromInline
+func _reportMisuse(_ message: @autoclosure () -> String) {
+    #if DEBUG
+        preconditionFailure("ObservationTokens: \(message())")
+    #endif
+}
