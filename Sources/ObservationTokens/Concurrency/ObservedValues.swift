@@ -1,0 +1,175 @@
+/// An asynchronous sequence of a property's values: one element per tick in which it changed,
+/// carrying the value at delivery.
+///
+/// Create one with ``ModelObserving/values(of:includingCurrent:queue:)-(KeyPath<Self,Value>,_,_)``
+/// and iterate it with `for await`:
+///
+/// ```swift
+/// for await name in person.values(of: \.name) {
+///     print("name is now", name)
+/// }
+/// ```
+///
+/// The observation starts when `values(of:)` returns: nothing changed after that is missed.
+/// Each element is the latest value: a consumer slower than the changes skips the values it
+/// had no time for, and never works through a backlog.
+///
+/// The sequence finishes (`next()` returns nil) when the observed object deinitializes, after
+/// the last value delivered. It stops at once when the iterating task is cancelled, and its
+/// observation ends as soon as the sequence and its iterator are gone (a `for await` loop that
+/// `break`s drops both).
+///
+/// > Note: **One consumer.** The sequence has one slot; iterate it from one task at a time.
+/// > Create another sequence for another consumer.
+///
+/// > Note: **Threading.** Elements are produced by the token's queue (the main queue by
+/// > default), so that queue must run: in a command-line program, an `async` `main` runs it
+/// > while it awaits; otherwise pass a `.dispatch` queue.
+public struct ObservedValues<Element: Sendable>: AsyncSequence, Sendable {
+    public typealias Failure = Never
+
+    let stream: ValueStream<Element>
+
+    init(stream: ValueStream<Element>) {
+        self.stream = stream
+    }
+
+    /// Returns the iterator; the sequence has one slot, so keep to one iterator.
+    public func makeAsyncIterator() -> Iterator {
+        Iterator(stream: stream)
+    }
+
+    /// Takes the values of an ``ObservedValues`` sequence.
+    public struct Iterator: AsyncIteratorProtocol {
+        public typealias Failure = Never
+
+        let stream: ValueStream<Element>
+
+        /// The latest value not taken yet, waiting for the next tick if there is none; nil
+        /// when the observed object went away or the task was cancelled.
+        public mutating func next() async -> Element? {
+            await stream.next()
+        }
+
+        /// The latest value not taken yet; see ``next()``.
+        public mutating func next(isolation actor: isolated (any Actor)?) async -> Element? {
+            await stream.next()
+        }
+    }
+}
+
+/// Moves a key path (not `Sendable` in Swift 6) into the token's `@Sendable` callback. Key
+/// paths are immutable; the library reads through them on the delivering thread, as it does
+/// for every token.
+struct SendableKeyPath<Root, Value>: @unchecked Sendable {
+    let keyPath: KeyPath<Root, Value>
+}
+
+extension ModelObserving where Self: ObservableModel {
+    /// An asynchronous sequence of a property's values, one per tick in which it changed.
+    ///
+    /// ```swift
+    /// Task {
+    ///     for await zipCode in address.values(of: \.zipCode) {
+    ///         print("zip code is now", zipCode)
+    ///     }
+    ///     print("address went away")
+    /// }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - keyPath: An `@Observed` property of the receiver. Any other key path gives a
+    ///     sequence that delivers the current value (if asked) and nothing after.
+    ///   - includingCurrent: Whether the first element is the value now; true by default.
+    ///   - queue: Whose ticks produce the elements; the main queue by default.
+    /// - Returns: The sequence; its observation starts now.
+    /// - Complexity: O(1) per element.
+    ///
+    /// > Note: The values cross from the queue's thread to the consuming task, so they must be
+    /// > `Sendable`. For a property holding a model, iterate a `Sendable` property of it, or use
+    /// > a token.
+    public func values<Value: Sendable>(
+        of keyPath: KeyPath<Self, Value>,
+        includingCurrent: Bool = true,
+        queue: CoalescingQueue = .main
+    ) -> ObservedValues<Value> {
+        let stream = ValueStream<Value>()
+        let key = SendableKeyPath(keyPath: keyPath)
+        stream.attach(
+            observe(keyPath, observer: stream, options: includingCurrent ? .initial : [], queue: queue) {
+                stream, model in stream.push(model[keyPath: key.keyPath])
+            })
+        return ObservedValues(stream: stream)
+    }
+
+    /// An asynchronous sequence of a key path chain's endpoint, one per tick in which anything
+    /// along the chain changed.
+    ///
+    /// ```swift
+    /// let zipCode = KeyPathChain(\UserCache.currentUser).then(\.address).then(\.zipCode)
+    /// for await zipCode in cache.values(of: zipCode) {
+    ///     print(zipCode ?? "no address")
+    /// }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - chain: The path, rooted at the receiver.
+    ///   - includingCurrent: Whether the first element is the endpoint now; true by default.
+    ///   - queue: Whose ticks produce the elements; the main queue by default.
+    /// - Returns: The sequence; its observation starts now.
+    /// - Complexity: O(*n*) in the chain's length per element.
+    public func values<Value: Sendable>(
+        of chain: KeyPathChain<Self, Value>,
+        includingCurrent: Bool = true,
+        queue: CoalescingQueue = .main
+    ) -> ObservedValues<Value> {
+        let stream = ValueStream<Value>()
+        stream.attach(
+            observe(chain, observer: stream, options: includingCurrent ? .initial : [], queue: queue) {
+                stream, model in stream.push(chain.evaluate(model))
+            })
+        return ObservedValues(stream: stream)
+    }
+
+    /// An asynchronous sequence of the value at the end of a dotted string key path, one per
+    /// tick in which anything along the path changed.
+    ///
+    /// ```swift
+    /// for await zipCode in try cache.values(of: "currentUser.address.zipCode", as: String.self) {
+    ///     print(zipCode ?? "no address")
+    /// }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - path: The dotted path, rooted at the receiver.
+    ///   - type: The endpoint's type.
+    ///   - includingCurrent: Whether the first element is the value now; true by default.
+    ///   - queue: Whose ticks produce the elements; the main queue by default.
+    /// - Returns: The sequence; each element is nil while the endpoint is unreachable, holds
+    ///   another type, or the path has a `*` (which names no single value).
+    /// - Throws: ``KeyPathError`` naming the bad component and the type it was looked up on.
+    /// - Complexity: O(*n*) in the path's length per element.
+    public func values<Value: Sendable>(
+        of path: String,
+        as type: Value.Type,
+        includingCurrent: Bool = true,
+        queue: CoalescingQueue = .main
+    ) throws(KeyPathError) -> ObservedValues<Value?> {
+        let parsed = try StringKeyPath.parse(path, root: self)
+        let stream = ValueStream<Value?>()
+        stream.attach(
+            _observe(
+                _ObserverSubscription(
+                    root: self, observer: stream, target: .paths([parsed]),
+                    options: includingCurrent ? .initial : [], queue: queue,
+                    site: CreationSite(fileID: #fileID, line: #line),
+                    callback: { stream, model in
+                        guard case .value(let value) = parsed.endpoint(from: model) else {
+                            stream.push(nil)
+                            return
+                        }
+                        stream.push(value as? Value)
+                    })))
+        return ObservedValues(stream: stream)
+    }
+}
