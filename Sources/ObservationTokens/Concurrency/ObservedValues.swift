@@ -1,3 +1,5 @@
+import Synchronization
+
 /// An asynchronous sequence of a property's values: one element per tick in which it changed,
 /// carrying the value at delivery.
 ///
@@ -15,12 +17,12 @@
 /// had no time for, and never works through a backlog.
 ///
 /// The sequence finishes (`next()` returns nil) when the observed object deinitializes, after
-/// the last value delivered. It stops at once when the iterating task is cancelled, and its
-/// observation ends as soon as the sequence and its iterator are gone (a `for await` loop that
-/// `break`s drops both).
+/// the last value delivered. It stops at once when the iterating task is cancelled. Its
+/// observation ends as soon as its iterator is gone (a `for await` loop that `break`s or
+/// returns drops it), or, if it was never iterated, when the sequence is gone.
 ///
-/// > Note: **One consumer.** The sequence has one slot; iterate it from one task at a time.
-/// > Create another sequence for another consumer.
+/// > Note: **One loop.** The sequence has one slot and is iterated once, by one task. Call
+/// > `values(of:)` again for another consumer.
 ///
 /// > Note: **Threading.** Elements are produced by the token's queue (the main queue by
 /// > default), so that queue must run: in a command-line program, an `async` `main` runs it
@@ -28,15 +30,24 @@
 public struct ObservedValues<Element: Sendable>: AsyncSequence, Sendable {
     public typealias Failure = Never
 
-    let stream: ValueStream<Element>
+    /// Holds the stream until the iterator takes it over.
+    let handle: ValuesHandle<Element>
 
     init(stream: ValueStream<Element>) {
-        self.stream = stream
+        handle = ValuesHandle(stream: stream)
     }
 
-    /// Returns the iterator; the sequence has one slot, so keep to one iterator.
+    /// Returns the iterator, which takes the observation over: from now on the observation
+    /// lives as long as the iterator, whatever becomes of the sequence.
+    ///
+    /// A sequence is iterated once. A second iterator is a programming error: debug builds
+    /// trap; release builds return an iterator that ends at once.
     public func makeAsyncIterator() -> Iterator {
-        Iterator(stream: stream)
+        guard let stream = handle.take() else {
+            assertionFailure("ObservedValues: a sequence is iterated once; call values(of:) again for another loop")
+            return Iterator(stream: ValueStream(finished: true))
+        }
+        return Iterator(stream: stream)
     }
 
     /// Takes the values of an ``ObservedValues`` sequence.
@@ -55,6 +66,19 @@ public struct ObservedValues<Element: Sendable>: AsyncSequence, Sendable {
         public mutating func next(isolation actor: isolated (any Actor)?) async -> Element? {
             await stream.next()
         }
+    }
+}
+
+/// The sequence's hold on its stream, taken over by the first iterator.
+final class ValuesHandle<Element: Sendable>: Sendable {
+    private let stream: Mutex<ValueStream<Element>?>
+
+    init(stream: ValueStream<Element>) {
+        self.stream = Mutex(stream)
+    }
+
+    func take() -> ValueStream<Element>? {
+        stream.withLock { $0.take() }
     }
 }
 

@@ -19,7 +19,10 @@ final class ValueStream<Element: Sendable>: ObservedObjectDeinitObserver, Sendab
 
     private let state = Mutex(State())
 
-    init() {}
+    /// Creates an empty stream; `finished` makes one that ends at once.
+    init(finished: Bool = false) {
+        state.withLock { $0.finished = finished }
+    }
 
     deinit {
         // Ends the token at once: the sequence and its iterators are gone.

@@ -119,6 +119,25 @@ import Testing
         #expect(person.observerCount(of: \.age) == 0)
     }
 
+    @Test func leavingTheLoopEndsTheObservationEvenWhileTheSequenceIsKept() async {
+        let person = ConcPerson()
+        let values = person.values(of: \.age)
+        #expect(person.observerCount(of: \.age) == 1)
+        for await _ in values { break }
+        #expect(person.observerCount(of: \.age) == 0)
+        withExtendedLifetime(values) {}
+    }
+
+    @Test func aSequenceNeverIteratedEndsItsObservationWhenDropped() {
+        let person = ConcPerson()
+        do {
+            let values = person.values(of: \.age)
+            #expect(person.observerCount(of: \.age) == 1)
+            withExtendedLifetime(values) {}
+        }
+        #expect(person.observerCount(of: \.age) == 0)
+    }
+
     @Test func breakingOutOfTheLoopEndsTheObservation() async {
         let person = ConcPerson()
         person.age = 1
