@@ -1,3 +1,4 @@
+import Dispatch
 import ObservationTokens
 import Synchronization
 import Testing
@@ -65,4 +66,34 @@ nonisolated final class Mailbox: Sendable {
     private let value = Mutex<String?>(nil)
     func put(_ newValue: String) { value.withLock { $0 = newValue } }
     func take() -> String? { value.withLock { $0 } }
+}
+
+// The README's first example, verbatim: it must compile in a main-actor module too.
+
+nonisolated final class Address: ObservableModel {  // `nonisolated`: see below
+    @Observed var zipCode = ""
+}
+
+@MainActor final class AddressLabel {
+    var text = ""
+    private var tokens = Set<ObservationToken>()
+
+    init(address: Address) {
+        address.observe(\.zipCode, observer: self, isolation: MainActor.shared) { label, address in
+            label.text = address.zipCode  // main-actor code; no `self` captured, no retain cycle
+        }
+        .store(in: &tokens)  // the label's lifetime is the observation's
+    }
+}
+
+@Suite struct ReadmeExampleTests {
+    @Test func theFirstExampleWorksInAMainActorModule() async {
+        let address = Address()
+        let label = AddressLabel(address: address)
+        address.zipCode = "97210"
+        await withCheckedContinuation { continuation in
+            DispatchQueue.main.async { continuation.resume() }
+        }
+        #expect(label.text == "97210")
+    }
 }

@@ -33,6 +33,7 @@ public struct ObservedValues<Element: Sendable>: AsyncSequence, Sendable {
     /// Holds the stream until the iterator takes it over.
     let handle: ValuesHandle<Element>
 
+    @usableFromInline
     init(stream: ValueStream<Element>) {
         handle = ValuesHandle(stream: stream)
     }
@@ -85,8 +86,15 @@ final class ValuesHandle<Element: Sendable>: Sendable {
 /// Moves a key path (not `Sendable` in Swift 6) into the token's `@Sendable` callback. Key
 /// paths are immutable; the library reads through them on the delivering thread, as it does
 /// for every token.
+@usableFromInline
 struct SendableKeyPath<Root, Value>: @unchecked Sendable {
+    @usableFromInline
     let keyPath: KeyPath<Root, Value>
+
+    @inlinable
+    init(keyPath: KeyPath<Root, Value>) {
+        self.keyPath = keyPath
+    }
 }
 
 extension ModelObserving where Self: ObservableModel {
@@ -112,6 +120,7 @@ extension ModelObserving where Self: ObservableModel {
     /// > Note: The values cross from the queue's thread to the consuming task, so they must be
     /// > `Sendable`. For a property holding a model, iterate a `Sendable` property of it, or use
     /// > a token.
+    @inlinable
     public func values<Value: Sendable>(
         of keyPath: KeyPath<Self, Value>,
         includingCurrent: Bool = true,

@@ -8,6 +8,7 @@ import Synchronization
 /// queue's target) fills the slot or hands the value to a waiting consumer; the consumer's
 /// `next()` empties it or waits. The stream is the token's observer, held weakly, so the
 /// observation ends when the last iterator (and sequence) holding the stream goes away.
+@usableFromInline
 final class ValueStream<Element: Sendable>: ObservedObjectDeinitObserver, Sendable {
     private struct State {
         var latest: Element?
@@ -20,6 +21,7 @@ final class ValueStream<Element: Sendable>: ObservedObjectDeinitObserver, Sendab
     private let state = Mutex(State())
 
     /// Creates an empty stream; `finished` makes one that ends at once.
+    @usableFromInline
     init(finished: Bool = false) {
         state.withLock { $0.finished = finished }
     }
@@ -32,6 +34,7 @@ final class ValueStream<Element: Sendable>: ObservedObjectDeinitObserver, Sendab
 
     /// Keeps the token that feeds this stream. A stream finished before (its object went away
     /// during `.initial`) ends the token at once.
+    @usableFromInline
     func attach(_ token: ObservationToken) {
         let finished = state.withLock { state -> Bool in
             if state.finished { return true }
@@ -42,6 +45,7 @@ final class ValueStream<Element: Sendable>: ObservedObjectDeinitObserver, Sendab
     }
 
     /// Called by the token with the value at delivery.
+    @usableFromInline
     func push(_ value: Element) {
         let waiter = state.withLock { state -> CheckedContinuation<Element?, Never>? in
             guard !state.finished else { return nil }
@@ -54,6 +58,7 @@ final class ValueStream<Element: Sendable>: ObservedObjectDeinitObserver, Sendab
     }
 
     /// The observed object went away: the sequence ends after the value still in the slot.
+    @usableFromInline
     func observedObjectDidDeinit(_ notice: ObservedObjectDeinitNotice) {
         finish(dropLatest: false)
     }
@@ -74,6 +79,25 @@ final class ValueStream<Element: Sendable>: ObservedObjectDeinitObserver, Sendab
 
     /// The next value: the one in the slot, or the next delivered; nil once finished.
     func next() async -> Element? {
+        if Task.isCancelled {
+            finish(dropLatest: true)
+            return nil
+        }
+        // Fast path: a value is waiting (the consumer keeps up with the ticks, or is slower),
+        // or the stream ended. No continuation, no cancellation handler.
+        let (ready, value) = state.withLock { state -> (Bool, Element?) in
+            if state.hasLatest {
+                state.hasLatest = false
+                return (true, state.latest.take())
+            }
+            return (state.finished, nil)
+        }
+        if ready { return value }
+        return await waitForNext()
+    }
+
+    /// The slow path of `next()`: waits for a delivery, or for cancellation.
+    private func waitForNext() async -> Element? {
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Element?, Never>) in
                 // (resume now, with this value) or wait for a delivery.
