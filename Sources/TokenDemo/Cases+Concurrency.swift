@@ -73,7 +73,8 @@ extension DemoCase {
             timeline.callback("callback on the main actor: label.text = \(quoted(label.text))")
         }
         timeline.step(
-            "counter.observe(\\.count, observer: label, isolation: MainActor.shared) { label, counter in label.text = … }")
+            "counter.observe(\\.count, observer: label, isolation: MainActor.shared) { label, counter in label.text = … }"
+        )
 
         counter.count = 7
         timeline.step("counter.count = 7")

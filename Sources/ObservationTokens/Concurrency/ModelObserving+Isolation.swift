@@ -182,7 +182,9 @@ extension ModelObserving where Self: ObservableModel {
         line: UInt = #line,
         _ callback: @escaping @MainActor @Sendable (Self) -> Void
     ) -> ObservationToken {
-        observe([first, second] + more, options: options, queue: queue, isolation: isolation, fileID: fileID, line: line, callback)
+        observe(
+            [first, second] + more, options: options, queue: queue, isolation: isolation, fileID: fileID, line: line,
+            callback)
     }
 
     /// Observes one property's old and new value with a callback isolated to the main actor.
@@ -313,7 +315,8 @@ extension ModelObserving where Self: ObservableModel {
         line: UInt = #line,
         _ callback: @escaping @MainActor @Sendable (Self) -> Void
     ) throws(KeyPathError) -> ObservationToken {
-        try observe(paths: [path], options: options, queue: queue, isolation: isolation, fileID: fileID, line: line, callback)
+        try observe(
+            paths: [path], options: options, queue: queue, isolation: isolation, fileID: fileID, line: line, callback)
     }
 
     /// Observes several dotted string key paths with one token and a callback isolated to the
@@ -429,6 +432,8 @@ extension ModelObserving where Self: ObservableModel {
         line: UInt = #line,
         _ callback: @escaping @MainActor @Sendable (Observer, Self) -> Void
     ) {
-        tell(observer, whenAnyOf: [keyPath], options: options, queue: queue, isolation: isolation, fileID: fileID, line: line, callback)
+        tell(
+            observer, whenAnyOf: [keyPath], options: options, queue: queue, isolation: isolation, fileID: fileID,
+            line: line, callback)
     }
 }

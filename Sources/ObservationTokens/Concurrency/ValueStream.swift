@@ -111,7 +111,8 @@ final class ValueStream<Element: Sendable>: ObservedObjectDeinitObserver, Sendab
                         // A second consumer: a programming error, trapped in debug builds; in
                         // release builds that consumer's sequence ends.
                         assertionFailure(
-                            "ObservedValues: iterate one sequence from one task at a time; call values(of:) again for another consumer")
+                            "ObservedValues: iterate one sequence from one task at a time; call values(of:) again for another consumer"
+                        )
                         return (true, nil)
                     }
                     state.waiter = continuation
