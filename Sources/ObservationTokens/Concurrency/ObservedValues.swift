@@ -55,15 +55,23 @@ public struct ObservedValues<Element: Sendable>: AsyncSequence, Sendable {
     public struct Iterator: AsyncIteratorProtocol {
         public typealias Failure = Never
 
+        @usableFromInline
         let stream: ValueStream<Element>
+
+        @usableFromInline
+        init(stream: ValueStream<Element>) {
+            self.stream = stream
+        }
 
         /// The latest value not taken yet, waiting for the next tick if there is none; nil
         /// when the observed object went away or the task was cancelled.
+        @inlinable
         public mutating func next() async -> Element? {
             await stream.next()
         }
 
         /// The latest value not taken yet; see ``next()``.
+        @inlinable
         public mutating func next(isolation actor: isolated (any Actor)?) async -> Element? {
             await stream.next()
         }

@@ -10,15 +10,22 @@ import Synchronization
 /// observation ends when the last iterator (and sequence) holding the stream goes away.
 @usableFromInline
 final class ValueStream<Element: Sendable>: ObservedObjectDeinitObserver, Sendable {
-    private struct State {
-        var latest: Element?
-        var hasLatest = false
-        var finished = false
-        var waiter: CheckedContinuation<Element?, Never>?
-        var token: ObservationToken?
+    // Internal and `@usableFromInline` so that `push` and `next()` are specialized in the
+    // caller's module: unspecialized, each call looks up the metadata of these generic types.
+    @usableFromInline
+    struct State {
+        @usableFromInline var latest: Element?
+        @usableFromInline var hasLatest = false
+        @usableFromInline var finished = false
+        @usableFromInline var waiter: CheckedContinuation<Element?, Never>?
+        @usableFromInline var token: ObservationToken?
+
+        @usableFromInline
+        init() {}
     }
 
-    private let state = Mutex(State())
+    @usableFromInline
+    let state = Mutex(State())
 
     /// Creates an empty stream; `finished` makes one that ends at once.
     @usableFromInline
@@ -45,7 +52,7 @@ final class ValueStream<Element: Sendable>: ObservedObjectDeinitObserver, Sendab
     }
 
     /// Called by the token with the value at delivery.
-    @usableFromInline
+    @inlinable
     func push(_ value: Element) {
         let waiter = state.withLock { state -> CheckedContinuation<Element?, Never>? in
             guard !state.finished else { return nil }
@@ -64,6 +71,7 @@ final class ValueStream<Element: Sendable>: ObservedObjectDeinitObserver, Sendab
     }
 
     /// Ends the sequence; `dropLatest` also forgets a value not taken yet (cancellation).
+    @usableFromInline
     func finish(dropLatest: Bool) {
         let (waiter, token) = state.withLock { state in
             state.finished = true
@@ -78,6 +86,7 @@ final class ValueStream<Element: Sendable>: ObservedObjectDeinitObserver, Sendab
     }
 
     /// The next value: the one in the slot, or the next delivered; nil once finished.
+    @inlinable
     func next() async -> Element? {
         if Task.isCancelled {
             finish(dropLatest: true)
@@ -97,7 +106,8 @@ final class ValueStream<Element: Sendable>: ObservedObjectDeinitObserver, Sendab
     }
 
     /// The slow path of `next()`: waits for a delivery, or for cancellation.
-    private func waitForNext() async -> Element? {
+    @usableFromInline
+    func waitForNext() async -> Element? {
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Element?, Never>) in
                 // (resume now, with this value) or wait for a delivery.
