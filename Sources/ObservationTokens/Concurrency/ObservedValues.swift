@@ -3,7 +3,7 @@ import Synchronization
 /// An asynchronous sequence of a property's values: one element per tick in which it changed,
 /// carrying the value at delivery.
 ///
-/// Create one with ``ModelObserving/values(of:includingCurrent:queue:)-(KeyPath<Self,Value>,_,_)``
+/// Create one with `values(of:)` (a property, a ``KeyPathChain``, or a string path)
 /// and iterate it with `for await`:
 ///
 /// ```swift

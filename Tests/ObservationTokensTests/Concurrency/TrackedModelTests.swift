@@ -109,3 +109,28 @@ final class TrackedProfile: TrackedModel {
         #expect(weakProfile == nil)
     }
 }
+
+/// A main-actor tracked model: `Sendable`, so `Observations` can capture it.
+@MainActor final class TrackedScore: TrackedModel {
+    @Observed var points = 0
+
+    nonisolated override init() {
+        super.init()
+    }
+}
+
+extension TrackedModelTests {
+    @available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *)
+    @MainActor @Test func observationsSeesATrackedModel() async {
+        // Given Observation's async sequence over a tracked property
+        let score = TrackedScore()
+        score.points = 1
+        let points = Observations { score.points }
+        var iterator = points.makeAsyncIterator()
+        #expect(await iterator.next() == 1)
+
+        // When the property changes, then the sequence yields the new value
+        score.points = 2
+        #expect(await iterator.next() == 2)
+    }
+}
