@@ -17,7 +17,7 @@ import Synchronization
 /// had no time for, and never works through a backlog.
 ///
 /// The sequence finishes (`next()` returns nil) when the observed object deinitializes, after
-/// the last value delivered. It stops at once when the iterating task is cancelled. Its
+/// the last value delivered (at the queue's next tick, which carries the notice). It stops at once when the iterating task is cancelled. Its
 /// observation ends as soon as its iterator is gone (a `for await` loop that `break`s or
 /// returns drops it), or, if it was never iterated, when the sequence is gone.
 ///
