@@ -142,6 +142,29 @@ import Testing
         #expect(viewModel.calls == 0)
     }
 
+    @Test func aDispatchQueueDeliveryCoalescesThenHopsToTheMainActor() async {
+        // Given a main-actor token delivering through a private dispatch queue
+        let target = DispatchQueue(label: "IsolationTests.dispatch")
+        let queue = CoalescingQueue(target: .dispatch(target))
+        let person = ConcPerson()
+        let viewModel = ConcViewModel()
+        let token = person.observe(\.age, observer: viewModel, queue: queue, isolation: MainActor.shared) {
+            vm, person in vm.record("\(person.age)")
+        }
+
+        // When the property changes 50 times in one tick, the target queue drains, and the main
+        // queue turns
+        for age in 1...50 { person.age = age }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            target.async { continuation.resume() }  // runs after the scheduled drain
+        }
+        await concMainQueueTurn()
+
+        // Then the tick coalesced on the dispatch queue and the callback ran once, on the main actor
+        #expect(viewModel.log == ["50"])
+        withExtendedLifetime(token) {}
+    }
+
     @Test func initialDeliveryFromTheMainActorIsSynchronous() {
         // Given a model with a value
         let person = ConcPerson()
