@@ -152,9 +152,12 @@ import Testing
             vm, person in vm.record("\(person.age)")
         }
 
-        // When the property changes 50 times in one tick, the target queue drains, and the main
+        // When the property changes 50 times in one tick (inside a block on the target queue, so
+        // the drain the first set schedules runs after all 50), the target drains, and the main
         // queue turns
-        for age in 1...50 { person.age = age }
+        target.sync {
+            for age in 1...50 { person.age = age }
+        }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             target.async { continuation.resume() }  // runs after the scheduled drain
         }
