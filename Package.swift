@@ -1,4 +1,4 @@
-// swift-tools-version:6.1
+// swift-tools-version:6.2
 import PackageDescription
 
 let package = Package(
@@ -12,6 +12,11 @@ let package = Package(
         .target(name: "ObservationTokens"),
         .executableTarget(name: "TokenDemo", dependencies: ["ObservationTokens"]),
         .testTarget(name: "ObservationTokensTests", dependencies: ["ObservationTokens"]),
+        // A user module built as new app targets are: every declaration is on the main actor
+        // unless it says otherwise. Proves the documented model declaration compiles and works.
+        .testTarget(
+            name: "DefaultIsolationTests", dependencies: ["ObservationTokens"],
+            swiftSettings: [.defaultIsolation(MainActor.self)]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -7,6 +7,7 @@ struct DemoCase: Sendable {
         case coalescing = "Coalescing and delivery"
         case keyPaths = "Key paths"
         case tracking = "Tracking"
+        case concurrency = "Swift concurrency"
     }
 
     let name: String
@@ -32,7 +33,7 @@ struct DemoCase: Sendable {
     }
 
     /// Every case, in the order `swift run TokenDemo` runs them.
-    static let all: [DemoCase] = lifecycleCases + coalescingCases + keyPathCases + hardeningCases + trackingCases
+    static let all: [DemoCase] = lifecycleCases + coalescingCases + keyPathCases + hardeningCases + trackingCases + concurrencyCases
 
     /// The case with this name, if any.
     static func named(_ name: String) -> DemoCase? {

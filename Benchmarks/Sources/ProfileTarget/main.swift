@@ -9,6 +9,7 @@
 // non-inlined function whose name contains `measured`, so `--toggle-collect='*measured*'` counts
 // only what PeerBench times (not the setup). Instruction counts repeat exactly run to run.
 
+import Dispatch
 import ObservationTokens
 
 #if canImport(Glibc)
@@ -189,10 +190,46 @@ func w10measured(_ root: OptionalRoot, _ middles: [OptionalMiddle]) {
     for tick in 1...opaque(20) {
         root.a = middles[tick & 1]
         precondition(queue.drain() == 1_000)
+/// R1: 1,000,000 gets of a property that has no token (the getter's fast path).
+func r1() {
+    let model = Counter()
+    blackHole(r1measured(model))
+}
+
+@inline(never)
+func getValue(_ model: Counter) -> Int { model.value }
+
+@inline(never)
+func r1measured(_ model: Counter) -> Int {
+    var sum = 0
+    for _ in 0..<opaque(1_000_000) { sum &+= getValue(model) }
+    return sum
+}
+
+/// W16: 100,000 ticks of (one set, drain, one `next()` of a `values(of:)` sequence), on a task.
+func w16() {
+    let done = DispatchSemaphore(value: 0)
+    Task.detached {
+        await w16measured(Counter())
+        done.signal()
+    }
+    done.wait()
+}
+
+@inline(never)
+func w16measured(_ model: Counter) async {
+    var iterator = model.values(of: \.value, includingCurrent: false, queue: queue).makeAsyncIterator()
+    for value in 1...opaque(100_000) {
+        setValue(model, value)
+        queue.drain()
+        let next = await iterator.next()
+        precondition(next == value)
     }
 }
 
 switch CommandLine.arguments.dropFirst().first?.uppercased() {
+case "R1": r1()
+case "W16": w16()
 case "W1": w1()
 case "W2": w2()
 case "W3", "W4": w3w4()
@@ -202,7 +239,7 @@ case "W8": w8()
 case "W9": w9()
 case "W10": w10()
 default:
-    let usage = "usage: ProfileTarget W1|W2|W3|W4|W5|W6 [live]|W8|W9|W10\n"
+    let usage = "usage: ProfileTarget R1|W1|W2|W3|W4|W5|W6 [live]|W8|W9|W10|W16\n"
     _ = usage.utf8CString.withUnsafeBufferPointer { write(2, $0.baseAddress, $0.count - 1) }
     exit(64)
 }

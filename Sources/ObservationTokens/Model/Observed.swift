@@ -81,6 +81,7 @@ public struct Observed<Value> {
         @inline(__always) get {
             if _accessCaptureCount.load(ordering: .relaxed) != 0 {
                 _recordObservedAccess(object, serial: object[keyPath: storageKeyPath].serial, valueType: Value.self)
+                _reportTrackedAccess(object, serial: object[keyPath: storageKeyPath].serial)  // TrackedModel
             }
             return object[keyPath: storageKeyPath].value
         }
