@@ -1,0 +1,92 @@
+import Synchronization
+
+/// The state of one two-way binding between `a.x` and `b.y`.
+///
+/// Each side has an immediate-mode watcher that runs inside the setter. A watcher marks its
+/// side changed and makes the hub (the token's subscription) pending; the hub copies once per
+/// tick: A to B if A changed, else B to A. So when both sides changed in one tick, A wins.
+/// While the binding writes a side, that side's watcher ignores the change: the binding's own
+/// writes are never echoed back, whatever the value type (no equality needed).
+///
+/// With `.immediate`, a watcher copies at once instead of making the hub pending.
+final class TwoWayBinding: Sendable {
+    private enum Bit {
+        static let changedA: UInt8 = 1 << 0
+        static let changedB: UInt8 = 1 << 1
+        static let writingA: UInt8 = 1 << 2
+        static let writingB: UInt8 = 1 << 3
+    }
+
+    private let bits = Atomic<UInt8>(0)
+
+    static func start<A: ObservableModel, B: ObservableModel, Value>(
+        _ a: A, _ keyPathA: ReferenceWritableKeyPath<A, Value>,
+        _ b: B, _ keyPathB: ReferenceWritableKeyPath<B, Value>,
+        options: ObservationOptions, queue: CoalescingQueue, site: CreationSite
+    ) -> ObservationToken {
+        let state = TwoWayBinding()
+        let group = BindingGroup()
+        let boxA = WeakBox(a)
+        let boxB = WeakBox(b)
+        let isImmediate = options.contains(.immediate)
+        let pathA = SendableKeyPath(keyPathA)
+        let pathB = SendableKeyPath(keyPathB)
+        // Copies in the direction the changed bits say; with none (`now()`, `schedule()`), A to B.
+        let sync: @Sendable (_ changed: UInt8) -> Void = { changed in
+            guard let a = boxA.object, let b = boxB.object else { return }
+            if changed & Bit.changedB != 0 && changed & Bit.changedA == 0 {
+                state.writing(Bit.writingA) { a[keyPath: pathA.path] = b[keyPath: pathB.path] }
+            } else {
+                state.writing(Bit.writingB) { b[keyPath: pathB.path] = a[keyPath: pathA.path] }
+            }
+        }
+        let hub = BindingSubscription<A>(
+            root: a, target: .property, options: options.subtracting(.immediate), queue: queue, site: site,
+            group: group
+        ) { _ in sync(state.takeChanged()) }
+        group.add(hub)
+        let watch: @Sendable (_ changed: UInt8, _ writing: UInt8) -> Void = { [weak hub] changed, writing in
+            guard !state.isWriting(writing) else { return }
+            if isImmediate {
+                sync(changed)
+            } else {
+                state.mark(changed)
+                hub?.schedule()
+            }
+        }
+        let keyA = TypedKey(keyPathA as KeyPath<A, Value>)
+        let watcherA = BindingSubscription<A>(
+            root: a, target: .property, options: .immediate, queue: queue, site: site, group: group
+        ) { _ in watch(Bit.changedA, Bit.writingA) }
+        group.add(watcherA)
+        _ = watcherA.start(root: a, key: keyA)
+        let keyB = TypedKey(keyPathB as KeyPath<B, Value>)
+        let watcherB = BindingSubscription<B>(
+            root: b, target: .property, options: .immediate, queue: queue, site: site, group: group
+        ) { _ in watch(Bit.changedB, Bit.writingB) }
+        group.add(watcherB)
+        if !group.hasEnded { _ = watcherB.start(root: b, key: keyB) }
+        if options.contains(.initial), !group.hasEnded { sync(0) }
+        return ObservationToken(subscription: hub)
+    }
+
+    private func mark(_ changed: UInt8) {
+        bits.bitwiseOr(changed, ordering: .acquiringAndReleasing)
+    }
+
+    private func takeChanged() -> UInt8 {
+        bits.bitwiseAnd(~(Bit.changedA | Bit.changedB), ordering: .acquiringAndReleasing).oldValue
+            & (Bit.changedA | Bit.changedB)
+    }
+
+    private func isWriting(_ side: UInt8) -> Bool {
+        bits.load(ordering: .acquiring) & side != 0
+    }
+
+    /// Runs `write` with `side` marked as being written by the binding.
+    private func writing(_ side: UInt8, _ write: () -> Void) {
+        bits.bitwiseOr(side, ordering: .acquiringAndReleasing)
+        defer { bits.bitwiseAnd(~side, ordering: .acquiringAndReleasing) }
+        write()
+    }
+}
