@@ -42,6 +42,7 @@ while let argument = arguments.popFirst() {
 let workloads: [(id: String, run: (Settings) -> [Row])] = [
     ("W1", runW1), ("W2", runW2), ("W3", runW3), ("W4", runW4),
     ("W5", runW5), ("W6", runW6), ("W7", runW7), ("W8", runW8),
+    ("W15", runW15),
 ]
 
 var rows: [Row] = []
