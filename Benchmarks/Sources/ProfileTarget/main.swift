@@ -134,6 +134,38 @@ func w8measured(_ root: Root, _ middles: [Middle]) {
     }
 }
 
+/// W15: a one-way binding with `map` to a plain object; 1,000,000 sets, one drain; then 100
+/// batches of 100 bindings created and released.
+final class Plain {
+    var value = 0
+}
+
+func w15() {
+    let model = Counter()
+    let target = Plain()
+    let token = model.values(of: \.value).map { $0 &* 2 }.bind(to: target, \.value, queue: queue)
+    w15measuredSets(model)
+    precondition(target.value == 2_000_000)
+    withExtendedLifetime(token) {}
+    w15measuredCreate(model, target)
+}
+
+@inline(never)
+func w15measuredSets(_ model: Counter) {
+    for value in 1...opaque(1_000_000) { setValue(model, value) }
+    precondition(queue.drain() == 1)
+}
+
+@inline(never)
+func w15measuredCreate(_ model: Counter, _ target: Plain) {
+    var tokens: [ObservationToken] = []
+    tokens.reserveCapacity(100)
+    for _ in 0..<opaque(100) {
+        for _ in 0..<100 { tokens.append(model.values(of: \.value).map { $0 &* 2 }.bind(to: target, \.value, queue: queue)) }
+        tokens.removeAll(keepingCapacity: true)
+    }
+}
+
 switch CommandLine.arguments.dropFirst().first?.uppercased() {
 case "W1": w1()
 case "W2": w2()
@@ -141,8 +173,9 @@ case "W3", "W4": w3w4()
 case "W5": w5()
 case "W6": w6(live: Int(CommandLine.arguments.dropFirst(2).first ?? "") ?? 1_000)
 case "W8": w8()
+case "W15": w15()
 default:
-    let usage = "usage: ProfileTarget W1|W2|W3|W4|W5|W6 [live]|W8\n"
+    let usage = "usage: ProfileTarget W1|W2|W3|W4|W5|W6 [live]|W8|W15\n"
     _ = usage.utf8CString.withUnsafeBufferPointer { write(2, $0.baseAddress, $0.count - 1) }
     exit(64)
 }

@@ -196,15 +196,16 @@ extension ModelObserving where Self: ObservableModel {
             guard let destination = target.object else { return group.endAll() }
             for pair in pairs { pair.copy(model, destination) }
         }
+        // The hub has no edge: it runs `now()` and stands for the group, so it takes no options.
         let hub = BindingSubscription<Self>(
-            root: self, target: .property, options: options.subtracting(.immediate), queue: queue, site: site,
-            group: group
+            root: self, target: .property, options: [], queue: queue, site: site, group: group
         ) { _ in copyAll() }
         group.add(hub)
         for pair in pairs where !group.hasEnded {
             let key = pair.key
             let subscription = BindingSubscription<Self>(
-                root: self, target: .property, options: options, queue: queue, site: site, group: group
+                root: self, target: .property, options: options.intersection(.immediate), queue: queue, site: site,
+                group: group
             ) { model in
                 guard let destination = target.object else { return group.endAll() }
                 pair.copy(model, destination)

@@ -40,9 +40,9 @@ final class TwoWayBinding: Sendable {
                 state.writing(Bit.writingB) { b[keyPath: pathB.path] = a[keyPath: pathA.path] }
             }
         }
+        // The hub has no edge: it is only ever scheduled, so it takes no options.
         let hub = BindingSubscription<A>(
-            root: a, target: .property, options: options.subtracting(.immediate), queue: queue, site: site,
-            group: group
+            root: a, target: .property, options: [], queue: queue, site: site, group: group
         ) { _ in sync(state.takeChanged()) }
         group.add(hub)
         let watch: @Sendable (_ changed: UInt8, _ writing: UInt8) -> Void = { [weak hub] changed, writing in

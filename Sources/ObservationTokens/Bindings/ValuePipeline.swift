@@ -351,9 +351,9 @@ public struct ValuePipeline<Output> {
         } else {
             // Several: each source's subscription makes a hub pending, and the hub pushes once
             // per tick. With `.immediate`, each change pushes at once.
+            // The hub has no edge: it is only ever scheduled, so it takes no options.
             let hub = BindingSubscription<ObservableModel>(
-                root: sources[0].root, target: .property, options: options.subtracting(.immediate), queue: queue,
-                site: site, group: group
+                root: sources[0].root, target: .property, options: [], queue: queue, site: site, group: group
             ) { _ in push(false) }
             group.add(hub)
             main = hub

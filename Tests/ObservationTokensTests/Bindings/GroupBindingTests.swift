@@ -72,4 +72,15 @@ import Testing
         #expect(!token.isValid)
         #expect(person.attachedEdgeCount == 0)
     }
+
+    @Test func optionsOtherThanInitialAndImmediateDoNotStopDeliveries() {
+        let queue = CoalescingQueue(target: .manual)
+        let person = BindPerson()
+        let card = BindCard()
+        let token = person.bind(Self.pairs(), to: card, options: [.initial, .endpointChanges], queue: queue)
+        person.name = "x"
+        queue.drain()
+        #expect(card.title == "x")
+        withExtendedLifetime(token) {}
+    }
 }

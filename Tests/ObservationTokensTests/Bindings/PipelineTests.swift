@@ -285,4 +285,24 @@ import Testing
         #expect(seen.values == ["different"])
         withExtendedLifetime(token) {}
     }
+
+    @Test func combineLatestOfChainsWithEndpointChanges() {
+        let queue = CoalescingQueue(target: .manual)
+        let a = BindPerson()
+        a.friend = BindPerson(name: "x")
+        let b = BindPerson(age: 1)
+        let seen = BindLog<String>()
+        let token = ValuePipeline.combineLatest(
+            a.values(of: KeyPathChain(\BindPerson.friend).then(\.name)), b.values(of: \.age)
+        ) { "\($0 ?? "-")\($1)" }
+        .post(options: [.initial, .endpointChanges], queue: queue) { seen.append($0) }
+        a.friend = BindPerson(name: "x")  // another friend, same name: no push
+        queue.drain()
+        a.friend?.name = "y"
+        queue.drain()
+        b.age = 2
+        queue.drain()
+        #expect(seen.values == ["x1", "y1", "y2"])
+        withExtendedLifetime(token) {}
+    }
 }
