@@ -6,7 +6,7 @@ import ObservationTokens
 ///
 /// `@unchecked Sendable`: bindings write it while a manual queue drains on the main thread, the
 /// only thread that reads it.
-private final class NameLabel: @unchecked Sendable {
+private final class BindingLabel: @unchecked Sendable {
     var text = ""
 }
 
@@ -30,7 +30,7 @@ extension DemoCase {
     ) { timeline in
         let queue = CoalescingQueue(target: .manual)
         let person = Person(name: "Ada Lovelace")
-        let label = NameLabel()
+        let label = BindingLabel()
 
         let token = person.values(of: \.name)
             .filter { $0.count > 3 }

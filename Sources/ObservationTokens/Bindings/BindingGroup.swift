@@ -65,18 +65,21 @@ final class BindingGroup: Locked<BindingGroup.State>, @unchecked Sendable {  // 
     }
 }
 
-/// A subscription of a binding: watches a source (or nothing, for a hub) and calls its closure
-/// with the root at each delivery; ending it ends its whole ``BindingGroup``.
-final class BindingSubscription<Model: ObservableModel>: Subscription, @unchecked Sendable {  // see Subscription
-    @exclusivity(unchecked) private var callback: (@Sendable (Model) -> Void)?
+/// A subscription of a binding: watches a source (or nothing, for a hub) and runs its action at
+/// each delivery; ending it ends its whole ``BindingGroup``.
+///
+/// Not generic: the action ignores the root or reaches it through a ``WeakBox``, and a generic
+/// class would cost a metadata lookup at each creation.
+final class BindingSubscription: Subscription, @unchecked Sendable {  // see Subscription
+    @exclusivity(unchecked) private var action: (@Sendable () -> Void)?
     let group: BindingGroup
 
     /// - Parameter target: `.property` without `start`, for a hub that has no edge of its own.
     init(
-        root: __shared Model, target: Target, options: ObservationOptions, queue: CoalescingQueue,
-        site: CreationSite, group: BindingGroup, callback: @escaping @Sendable (Model) -> Void
+        root: __shared ObservableModel, target: Target, options: ObservationOptions, queue: CoalescingQueue,
+        site: CreationSite, group: BindingGroup, action: @escaping @Sendable () -> Void
     ) {
-        self.callback = callback
+        self.action = action
         self.group = group
         super.init(
             rootRegistry: root.registry, hasObserver: false, target: target,
@@ -84,12 +87,11 @@ final class BindingSubscription<Model: ObservableModel>: Subscription, @unchecke
     }
 
     override func invoke(observer: AnyObject?, root: ObservableModel) {
-        // The root is always a `Model`: the object this subscription was created on.
-        callback?(unsafeDowncast(root, to: Model.self))
+        action?()
     }
 
     override func releaseCallback() {
-        callback = nil
+        action = nil
         group.endAll()
     }
 }
@@ -113,19 +115,19 @@ final class BindingSentinel: Subscription, @unchecked Sendable {  // see Subscri
 
 /// A weak reference that closures can carry across threads.
 ///
+/// Not generic (a generic class costs a metadata lookup at each creation): `load(as:)` casts
+/// back to the type it was made with.
+///
 /// `@unchecked Sendable`: the reference is only loaded, never stored to after `init`; what the
 /// loader does with the object is its own business, as with the observed objects that
 /// callbacks receive.
-final class WeakBox<Object: AnyObject>: @unchecked Sendable {
-    weak var object: Object?
-    init(_ object: Object) { self.object = object }
-}
+final class WeakBox: @unchecked Sendable {
+    private weak var object: AnyObject?
+    init(_ object: AnyObject) { self.object = object }
 
-/// A key path that closures can carry across threads.
-///
-/// `@unchecked Sendable`: key path objects are immutable; the binding applies them only to
-/// objects it was handed (`Sendable` key path literals need the caller to spell `& Sendable`).
-struct SendableKeyPath<Path: AnyKeyPath>: @unchecked Sendable {
-    let path: Path
-    init(_ path: Path) { self.path = path }
+    /// The object, if alive; `type` must be the type of the object given to `init`.
+    @inline(__always)
+    func load<Object: AnyObject>(as type: Object.Type) -> Object? {
+        object.map { unsafeDowncast($0, to: Object.self) }
+    }
 }

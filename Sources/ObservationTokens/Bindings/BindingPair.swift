@@ -23,8 +23,8 @@ public struct BindingPair<Source: ObservableModel, Destination: AnyObject>: Send
         _ source: KeyPath<Source, Value>, _ destination: ReferenceWritableKeyPath<Destination, Value>
     ) {
         key = TypedKey(source)
-        let source = SendableKeyPath(source)
-        let destination = SendableKeyPath(destination)
-        copy = { model, target in target[keyPath: destination.path] = model[keyPath: source.path] }
+        nonisolated(unsafe) let source = source  // key paths are immutable
+        nonisolated(unsafe) let destination = destination
+        copy = { model, target in target[keyPath: destination] = model[keyPath: source] }
     }
 }

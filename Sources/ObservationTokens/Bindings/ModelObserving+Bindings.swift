@@ -16,10 +16,9 @@ extension ModelObserving where Self: ObservableModel {
         let box = WeakBox(self)
         let source = PipelineSource(root: self) { options, queue, site, group, onChange in
             let key = TypedKey(keyPath)
-            let subscription = BindingSubscription<Self>(
+            let subscription = BindingSubscription(
                 root: self, target: .key(key, options: options), options: options, queue: queue, site: site,
-                group: group
-            ) { _ in onChange() }
+                group: group, action: onChange)
             group.add(subscription)
             if subscription.isProperty {
                 _ = subscription.start(root: self, key: key)
@@ -28,9 +27,9 @@ extension ModelObserving where Self: ObservableModel {
             }
             return subscription
         }
-        let read = SendableKeyPath(keyPath)
+        nonisolated(unsafe) let read = keyPath  // key paths are immutable
         return ValuePipeline(sources: [source]) {
-            { _ in box.object.map { $0[keyPath: read.path] } }
+            { _ in box.load(as: Self.self).map { $0[keyPath: read] } }
         }
     }
 
@@ -49,15 +48,15 @@ extension ModelObserving where Self: ObservableModel {
         let box = WeakBox(self)
         let path = chain.path
         let source = PipelineSource(root: self) { options, queue, site, group, onChange in
-            let subscription = BindingSubscription<Self>(
-                root: self, target: .paths([path]), options: options, queue: queue, site: site, group: group
-            ) { _ in onChange() }
+            let subscription = BindingSubscription(
+                root: self, target: .paths([path]), options: options, queue: queue, site: site, group: group,
+                action: onChange)
             group.add(subscription)
             _ = subscription.start(root: self)
             return subscription
         }
         return ValuePipeline(sources: [source]) {
-            { _ in box.object.map { chain.evaluate($0) } }
+            { _ in box.load(as: Self.self).map { chain.evaluate($0) } }
         }
     }
 
@@ -78,16 +77,16 @@ extension ModelObserving where Self: ObservableModel {
         let parsed = try StringKeyPath.parse(path, root: self)
         let box = WeakBox(self)
         let source = PipelineSource(root: self) { options, queue, site, group, onChange in
-            let subscription = BindingSubscription<Self>(
-                root: self, target: .paths([parsed]), options: options, queue: queue, site: site, group: group
-            ) { _ in onChange() }
+            let subscription = BindingSubscription(
+                root: self, target: .paths([parsed]), options: options, queue: queue, site: site, group: group,
+                action: onChange)
             group.add(subscription)
             _ = subscription.start(root: self)
             return subscription
         }
         return ValuePipeline(sources: [source]) {
             { _ in
-                guard let root = box.object else { return nil }
+                guard let root = box.load(as: Self.self) else { return nil }
                 switch parsed.endpoint(from: root) {
                 case .unreachable: return .some(nil)
                 case .value(let value): return .some(value)
@@ -192,22 +191,22 @@ extension ModelObserving where Self: ObservableModel {
         let source = WeakBox(self)
         let target = WeakBox(destination)
         let copyAll: @Sendable () -> Void = {
-            guard let model = source.object else { return }
-            guard let destination = target.object else { return group.endAll() }
+            guard let model = source.load(as: Self.self) else { return }
+            guard let destination = target.load(as: Destination.self) else { return group.endAll() }
             for pair in pairs { pair.copy(model, destination) }
         }
         // The hub has no edge: it runs `now()` and stands for the group, so it takes no options.
-        let hub = BindingSubscription<Self>(
-            root: self, target: .property, options: [], queue: queue, site: site, group: group
-        ) { _ in copyAll() }
+        let hub = BindingSubscription(
+            root: self, target: .property, options: [], queue: queue, site: site, group: group, action: copyAll)
         group.add(hub)
         for pair in pairs where !group.hasEnded {
             let key = pair.key
-            let subscription = BindingSubscription<Self>(
+            let subscription = BindingSubscription(
                 root: self, target: .property, options: options.intersection(.immediate), queue: queue, site: site,
                 group: group
-            ) { model in
-                guard let destination = target.object else { return group.endAll() }
+            ) {
+                guard let model = source.load(as: Self.self) else { return }
+                guard let destination = target.load(as: Destination.self) else { return group.endAll() }
                 pair.copy(model, destination)
             }
             group.add(subscription)

@@ -29,41 +29,42 @@ final class TwoWayBinding: Sendable {
         let boxA = WeakBox(a)
         let boxB = WeakBox(b)
         let isImmediate = options.contains(.immediate)
-        let pathA = SendableKeyPath(keyPathA)
-        let pathB = SendableKeyPath(keyPathB)
+        nonisolated(unsafe) let pathA = keyPathA  // key paths are immutable
+        nonisolated(unsafe) let pathB = keyPathB
         // Copies in the direction the changed bits say; with none (`now()`, `schedule()`), A to B.
         let sync: @Sendable (_ changed: UInt8) -> Void = { changed in
-            guard let a = boxA.object, let b = boxB.object else { return }
+            guard let a = boxA.load(as: A.self), let b = boxB.load(as: B.self) else { return }
             if changed & Bit.changedB != 0 && changed & Bit.changedA == 0 {
-                state.writing(Bit.writingA) { a[keyPath: pathA.path] = b[keyPath: pathB.path] }
+                state.writing(Bit.writingA) { a[keyPath: pathA] = b[keyPath: pathB] }
             } else {
-                state.writing(Bit.writingB) { b[keyPath: pathB.path] = a[keyPath: pathA.path] }
+                state.writing(Bit.writingB) { b[keyPath: pathB] = a[keyPath: pathA] }
             }
         }
         // The hub has no edge: it is only ever scheduled, so it takes no options.
-        let hub = BindingSubscription<A>(
+        let hub = BindingSubscription(
             root: a, target: .property, options: [], queue: queue, site: site, group: group
-        ) { _ in sync(state.takeChanged()) }
+        ) { sync(state.takeChanged()) }
         group.add(hub)
-        let watch: @Sendable (_ changed: UInt8, _ writing: UInt8) -> Void = { [weak hub] changed, writing in
+        let weakHub = WeakBox(hub)
+        let watch: @Sendable (_ changed: UInt8, _ writing: UInt8) -> Void = { changed, writing in
             guard !state.isWriting(writing) else { return }
             if isImmediate {
                 sync(changed)
             } else {
                 state.mark(changed)
-                hub?.schedule()
+                weakHub.load(as: BindingSubscription.self)?.schedule()
             }
         }
         let keyA = TypedKey(keyPathA as KeyPath<A, Value>)
-        let watcherA = BindingSubscription<A>(
+        let watcherA = BindingSubscription(
             root: a, target: .property, options: .immediate, queue: queue, site: site, group: group
-        ) { _ in watch(Bit.changedA, Bit.writingA) }
+        ) { watch(Bit.changedA, Bit.writingA) }
         group.add(watcherA)
         _ = watcherA.start(root: a, key: keyA)
         let keyB = TypedKey(keyPathB as KeyPath<B, Value>)
-        let watcherB = BindingSubscription<B>(
+        let watcherB = BindingSubscription(
             root: b, target: .property, options: .immediate, queue: queue, site: site, group: group
-        ) { _ in watch(Bit.changedB, Bit.writingB) }
+        ) { watch(Bit.changedB, Bit.writingB) }
         group.add(watcherB)
         if !group.hasEnded { _ = watcherB.start(root: b, key: keyB) }
         if options.contains(.initial), !group.hasEnded { sync(0) }

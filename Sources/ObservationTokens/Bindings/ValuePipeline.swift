@@ -216,13 +216,13 @@ public struct ValuePipeline<Output> {
         line: UInt = #line
     ) -> ObservationToken {
         let box = WeakBox(destination)
-        let keyPath = SendableKeyPath(keyPath)
+        nonisolated(unsafe) let keyPath = keyPath  // key paths are immutable
         return start(
             options: options, queue: queue, site: CreationSite(fileID: fileID, line: line),
             sentinelOn: destination as? ObservableModel
         ) { value in
-            guard let destination = box.object else { return false }
-            destination[keyPath: keyPath.path] = value
+            guard let destination = box.load(as: Destination.self) else { return false }
+            destination[keyPath: keyPath] = value
             return true
         }
     }
@@ -256,13 +256,13 @@ public struct ValuePipeline<Output> {
         line: UInt = #line
     ) -> ObservationToken {
         let box = WeakBox(destination)
-        let keyPath = SendableKeyPath(keyPath)
+        nonisolated(unsafe) let keyPath = keyPath  // key paths are immutable
         return start(
             options: options, queue: queue, site: CreationSite(fileID: fileID, line: line), sentinelOn: destination,
             destinationPath: (destination, path.path)
         ) { value in
-            guard let destination = box.object else { return false }
-            path.evaluate(destination)?[keyPath: keyPath.path] = value
+            guard let destination = box.load(as: Destination.self) else { return false }
+            path.evaluate(destination)?[keyPath: keyPath] = value
             return true
         }
     }
@@ -279,13 +279,13 @@ public struct ValuePipeline<Output> {
         line: UInt = #line
     ) -> ObservationToken {
         let box = WeakBox(destination)
-        let keyPath = SendableKeyPath(keyPath)
+        nonisolated(unsafe) let keyPath = keyPath  // key paths are immutable
         return start(
             options: options, queue: queue, site: CreationSite(fileID: fileID, line: line), sentinelOn: destination,
             destinationPath: (destination, path.path)
         ) { value in
-            guard let destination = box.object else { return false }
-            path.evaluate(destination)[keyPath: keyPath.path] = value
+            guard let destination = box.load(as: Destination.self) else { return false }
+            path.evaluate(destination)[keyPath: keyPath] = value
             return true
         }
     }
@@ -335,7 +335,8 @@ public struct ValuePipeline<Output> {
     ) -> ObservationToken {
         let group = BindingGroup()
         let puller = makePuller()
-        let push: @Sendable (_ isRefresh: Bool) -> Void = { isRefresh in
+        // A push, and (for destination paths) a refresh that `removeDuplicates` lets through.
+        let run: @Sendable (_ isRefresh: Bool) -> Void = { isRefresh in
             var context = PipelineContext(isRefresh: isRefresh)
             guard let value = puller(&context) else { return }
             guard apply(value) else {
@@ -344,40 +345,41 @@ public struct ValuePipeline<Output> {
             }
             context.runAfterApply()
         }
+        let push: @Sendable () -> Void = { run(false) }
         let main: Subscription
         if sources.count == 1 {
             // One source: its own subscription is the token's, and delivers the push itself.
-            main = sources[0].makeSubscription(options, queue, site, group, { push(false) })
+            main = sources[0].makeSubscription(options, queue, site, group, push)
         } else {
             // Several: each source's subscription makes a hub pending, and the hub pushes once
-            // per tick. With `.immediate`, each change pushes at once.
-            // The hub has no edge: it is only ever scheduled, so it takes no options.
-            let hub = BindingSubscription<ObservableModel>(
-                root: sources[0].root, target: .property, options: [], queue: queue, site: site, group: group
-            ) { _ in push(false) }
+            // per tick. With `.immediate`, each change pushes at once. The hub has no edge: it is
+            // only ever scheduled, so it takes no options.
+            let hub = BindingSubscription(
+                root: sources[0].root, target: .property, options: [], queue: queue, site: site, group: group,
+                action: push)
             group.add(hub)
             main = hub
             let onChange: @Sendable () -> Void
             if options.contains(.immediate) {
-                onChange = { push(false) }
+                onChange = push
             } else {
                 let weakHub = WeakBox(hub)
-                onChange = { weakHub.object?.schedule() }
+                onChange = { weakHub.load(as: BindingSubscription.self)?.schedule() }
             }
             for source in sources {
                 guard source.makeSubscription(options, queue, site, group, onChange).isActive else { break }
             }
         }
         if let destinationPath, !group.hasEnded {
-            let watcher = BindingSubscription<ObservableModel>(
+            let watcher = BindingSubscription(
                 root: destinationPath.root, target: .paths([destinationPath.path]),
                 options: options.union(.endpointChanges), queue: queue, site: site, group: group
-            ) { _ in push(true) }
+            ) { run(true) }
             group.add(watcher)
             _ = watcher.start(root: destinationPath.root)
         }
         if let destination, !group.hasEnded { group.addSentinel(on: destination) }
-        if options.contains(.initial), !group.hasEnded { push(false) }
+        if options.contains(.initial), !group.hasEnded { push() }
         return ObservationToken(subscription: main)
     }
 }

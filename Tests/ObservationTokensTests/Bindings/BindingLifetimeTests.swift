@@ -53,7 +53,7 @@ import Testing
                 let box = WeakBox(destination as! BindLabel)
                 return source.values(of: \.name).post(queue: queue) { [probe] name in
                     probe.touch()
-                    box.object?.text = name
+                    box.load(as: BindLabel.self)?.text = name
                 }
             case .combineLatest:
                 let other = destination as! BindPerson
