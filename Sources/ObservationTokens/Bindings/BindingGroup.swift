@@ -128,6 +128,20 @@ final class WeakBox: @unchecked Sendable {
     /// The object, if alive; `type` must be the type of the object given to `init`.
     @inline(__always)
     func load<Object: AnyObject>(as type: Object.Type) -> Object? {
-        object.map { unsafeDowncast($0, to: Object.self) }
+        guard let object else { return nil }
+        return unsafeDowncast(object, to: Object.self)
     }
+}
+
+/// A value that a `Sendable` closure may capture although its type is not `Sendable`.
+///
+/// Used for closures built by the inlinable entry points (specialized in the caller's module)
+/// that apply a key path, which is immutable: `@unchecked Sendable` is sound for them.
+@usableFromInline
+struct _UncheckedSendable<Value>: @unchecked Sendable {
+    @usableFromInline
+    let value: Value
+
+    @inlinable
+    init(_ value: Value) { self.value = value }
 }

@@ -12,10 +12,19 @@ extension ModelObserving where Self: ObservableModel {
     /// - Parameter keyPath: An `@Observed` property of the receiver. Any other key path makes
     ///   the finished token end at once (`isValid == false`).
     /// - Returns: A pipeline that reads the property at each push.
+    @inlinable @inline(__always)
     public func values<Value>(of keyPath: KeyPath<Self, Value>) -> ValuePipeline<Value> {
+        // Built here, in the caller's module, where it is specialized: reading the property is
+        // then a direct access instead of a trip through the key path runtime.
+        let read: (Self) -> Value = { $0[keyPath: keyPath] }
+        return _values(of: TypedKey(keyPath), read: _UncheckedSendable(read))
+    }
+
+    /// The non-inlinable half of `values(of:)`.
+    @usableFromInline
+    func _values<Value>(of key: TypedKey, read: _UncheckedSendable<(Self) -> Value>) -> ValuePipeline<Value> {
         let box = WeakBox(self)
         let source = PipelineSource(root: self) { options, queue, site, group, onChange in
-            let key = TypedKey(keyPath)
             let subscription = BindingSubscription(
                 root: self, target: .key(key, options: options), options: options, queue: queue, site: site,
                 group: group, action: onChange)
@@ -27,9 +36,11 @@ extension ModelObserving where Self: ObservableModel {
             }
             return subscription
         }
-        nonisolated(unsafe) let read = keyPath  // key paths are immutable
         return ValuePipeline(sources: [source]) {
-            { _ in box.load(as: Self.self).map { $0[keyPath: read] } }
+            { _ in
+                guard let model = box.load(as: Self.self) else { return nil }
+                return read.value(model)
+            }
         }
     }
 

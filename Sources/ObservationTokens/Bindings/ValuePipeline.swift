@@ -73,7 +73,10 @@ public struct ValuePipeline<Output> {
     /// - Returns: The pipeline with the transform appended.
     public func map<Next>(_ transform: @escaping @Sendable (Output) -> Next) -> ValuePipeline<Next> {
         appending { previous in
-            { context in previous(&context).map(transform) }
+            { context in
+                guard let value = previous(&context) else { return nil }
+                return transform(value)
+            }
         }
     }
 
@@ -207,6 +210,7 @@ public struct ValuePipeline<Output> {
     /// - Returns: The token that keeps the binding alive; ``ObservationToken/now()`` pushes the
     ///   current value through this pipeline.
     /// - Complexity: O(*s*) in the number of sources to create; each push runs every operator once.
+    @inlinable @inline(__always)
     public func bind<Destination: AnyObject>(
         to destination: Destination,
         _ keyPath: ReferenceWritableKeyPath<Destination, Output>,
@@ -215,14 +219,25 @@ public struct ValuePipeline<Output> {
         fileID: StaticString = #fileID,
         line: UInt = #line
     ) -> ObservationToken {
+        // Built here, in the caller's module, where it is specialized: writing the property is
+        // then a direct access instead of a trip through the key path runtime.
+        let write: (Destination, Output) -> Void = { $0[keyPath: keyPath] = $1 }
+        return _bind(
+            to: destination, write: _UncheckedSendable(write), options: options, queue: queue,
+            site: CreationSite(fileID: fileID, line: line))
+    }
+
+    /// The non-inlinable half of `bind(to:_:)`.
+    @usableFromInline
+    func _bind<Destination: AnyObject>(
+        to destination: Destination, write: _UncheckedSendable<(Destination, Output) -> Void>,
+        options: ObservationOptions, queue: CoalescingQueue, site: CreationSite
+    ) -> ObservationToken {
         let box = WeakBox(destination)
-        nonisolated(unsafe) let keyPath = keyPath  // key paths are immutable
-        return start(
-            options: options, queue: queue, site: CreationSite(fileID: fileID, line: line),
-            sentinelOn: destination as? ObservableModel
-        ) { value in
+        return start(options: options, queue: queue, site: site, sentinelOn: destination as? ObservableModel) {
+            value in
             guard let destination = box.load(as: Destination.self) else { return false }
-            destination[keyPath: keyPath] = value
+            write.value(destination, value)
             return true
         }
     }
