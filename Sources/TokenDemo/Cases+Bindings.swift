@@ -36,7 +36,9 @@ extension DemoCase {
             .filter { $0.count > 3 }
             .map { $0.uppercased() }
             .bind(to: label, \.text, queue: queue)
-        timeline.step(#"let token = person.values(of: \.name).filter { $0.count > 3 }.map { $0.uppercased() }.bind(to: label, \.text)"#)
+        timeline.step(
+            #"let token = person.values(of: \.name).filter { $0.count > 3 }.map { $0.uppercased() }.bind(to: label, \.text)"#
+        )
         timeline.note("label.text = \(quoted(label.text)) — taken at creation, through the pipeline")
         timeline.expect("the label took the current value at creation", label.text, equals: "ADA LOVELACE")
 

@@ -161,7 +161,9 @@ func w15measuredCreate(_ model: Counter, _ target: Plain) {
     var tokens: [ObservationToken] = []
     tokens.reserveCapacity(100)
     for _ in 0..<opaque(100) {
-        for _ in 0..<100 { tokens.append(model.values(of: \.value).map { $0 &* 2 }.bind(to: target, \.value, queue: queue)) }
+        for _ in 0..<100 {
+            tokens.append(model.values(of: \.value).map { $0 &* 2 }.bind(to: target, \.value, queue: queue))
+        }
         tokens.removeAll(keepingCapacity: true)
     }
 }

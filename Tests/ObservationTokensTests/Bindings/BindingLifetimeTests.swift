@@ -48,7 +48,8 @@ import Testing
                 return source.bindTwoWay(\.name, with: destination as! BindPerson, \.name, queue: queue)
             case .group:
                 // Group bindings take no closure either.
-                return source.bind([.init(\.name, \.title), .init(\.age, \.years)], to: destination as! BindCard, queue: queue)
+                return source.bind(
+                    [.init(\.name, \.title), .init(\.age, \.years)], to: destination as! BindCard, queue: queue)
             case .posting:
                 let box = WeakBox(destination as! BindLabel)
                 return source.values(of: \.name).post(queue: queue) { [probe] name in

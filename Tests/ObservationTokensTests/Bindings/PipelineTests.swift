@@ -13,10 +13,18 @@ import Testing
         // YJSafeKVO's "get together" example: filter, convert, filter, convert, applied.
         let token = person.values(of: \.name)
             .onApply { _ in log.append("applied first") }
-            .filter { log.append("filter 1: \($0)"); return $0.count > 5 }
-            .map { log.append("map 1: \($0)"); return $0.uppercased() }
-            .filter { log.append("filter 2: \($0)"); return $0.hasPrefix("ABC") }
-            .map { log.append("map 2: \($0)"); return $0.lowercased() }
+            .filter {
+                log.append("filter 1: \($0)"); return $0.count > 5
+            }
+            .map {
+                log.append("map 1: \($0)"); return $0.uppercased()
+            }
+            .filter {
+                log.append("filter 2: \($0)"); return $0.hasPrefix("ABC")
+            }
+            .map {
+                log.append("map 2: \($0)"); return $0.lowercased()
+            }
             .onApply { _ in log.append("applied last") }
             .bind(to: label, \.text, queue: queue)
 

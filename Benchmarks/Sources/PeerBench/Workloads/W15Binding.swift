@@ -20,7 +20,12 @@ func runW15(_ settings: Settings) -> [Row] {
     let oursTarget = PlainCounter()
     let token = ours.values(of: \.value).map { $0 &* 2 }.bind(to: oursTarget, \.value, queue: queue)
     var next = 0
-    let oursNs = perTick(settings, count, set: { value in next = value; setOurs(ours, value) }) {
+    let oursNs = perTick(
+        settings, count,
+        set: { value in
+            next = value; setOurs(ours, value)
+        }
+    ) {
         verify(queue.drain() == 1, "W15 ours: one drain must run exactly one push")
         verify(oursTarget.value == next &* 2, "W15 ours: the target holds the tick's last value, mapped")
     }
@@ -30,7 +35,12 @@ func runW15(_ settings: Settings) -> [Row] {
     let combineTarget = PlainCounter()
     let cancellable = published.$value.map { $0 &* 2 }.assign(to: \.value, on: combineTarget)
     var combineNext = 0
-    let combineNs = perTick(settings, count, set: { value in combineNext = value; setCombine(published, value) }) {
+    let combineNs = perTick(
+        settings, count,
+        set: { value in
+            combineNext = value; setCombine(published, value)
+        }
+    ) {
         verify(combineTarget.value == combineNext &* 2, "W15 OpenCombine: the target holds the last value, mapped")
     }
     cancellable.cancel()
