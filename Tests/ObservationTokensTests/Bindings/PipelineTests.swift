@@ -313,4 +313,19 @@ import Testing
         #expect(seen.values == ["x1", "y1", "y2"])
         withExtendedLifetime(token) {}
     }
+
+    @Test func postingWithoutTheInitialValueThenNow() {
+        // YJSafeKVO's posting: only new values, and `now` for the current one.
+        let queue = CoalescingQueue(target: .manual)
+        let foo = BindPerson(name: "foo")
+        let seen = BindLog<String>()
+        let token = foo.values(of: \.name).post(options: [], queue: queue) { seen.append($0) }
+        #expect(seen.values.isEmpty)
+        #expect(token.now())
+        #expect(seen.values == ["foo"])
+        #expect(token.debugDescription.contains("created at"))
+        token.invalidate()
+        #expect(!token.now())
+        #expect(seen.values == ["foo"])
+    }
 }
