@@ -1,8 +1,8 @@
 /// The values of an observed property or path, with operators applied, waiting to be bound to
 /// a destination or posted to a closure.
 ///
-/// Start a pipeline with ``ModelObserving/values(of:)-(KeyPath<Self,Value>)`` (or a chain, or a
-/// string path), add operators, and finish it with ``bind(to:_:options:queue:fileID:line:)`` or
+/// Start a pipeline with `values(of:)` on a model (a property or a chain) or `values(path:)`,
+/// add operators, and finish it with ``bind(to:_:options:queue:fileID:line:)`` or
 /// ``post(options:queue:fileID:line:_:)``. Only the finishing call creates an observation: it
 /// returns an ``ObservationToken``, and the pipeline lives exactly as long as that token.
 ///
@@ -283,7 +283,22 @@ public struct ValuePipeline<Output> {
     }
 
     /// Binds the pipeline to a property at the end of a path of non-optional objects from
-    /// `destination`; see ``bind(to:_:_:options:queue:fileID:line:)-(Destination,KeyPathChain<Destination,Target?>,_,_,_,_,_)``.
+    /// `destination`, following the path when an object on it is replaced.
+    ///
+    /// ```swift
+    /// let token = clown.values(of: \.name).bind(to: circus, KeyPathChain(\.headliner), \.name)
+    /// ```
+    ///
+    /// The same as the optional-path variant, except that the path always leads somewhere.
+    ///
+    /// - Parameters:
+    ///   - destination: The root of the destination path; held weakly, and its deinit ends the
+    ///     token.
+    ///   - path: From `destination` to the object whose property is written.
+    ///   - keyPath: The property to write.
+    ///   - options: As for ``bind(to:_:options:queue:fileID:line:)``.
+    ///   - queue: Where pushes are delivered; the main queue by default.
+    /// - Returns: The token that keeps the binding alive.
     public func bind<Destination: ObservableModel, Target: ObservableModel>(
         to destination: Destination,
         _ path: KeyPathChain<Destination, Target>,
