@@ -247,7 +247,9 @@ extension ModelObserving where Self: ObservableModel {
     /// - Parameters:
     ///   - keyPath: An `@Observed` property of the receiver.
     ///   - other: The other model; held weakly. Either object's deinit ends the token.
-    ///   - otherKeyPath: An `@Observed` property of `other`, of the same type.
+    ///   - otherKeyPath: An `@Observed` property of `other`, of the same type. Binding a
+    ///     property to itself (same object, same key path) is a programming error: a debug
+    ///     build stops with a message; a release build returns a token that has already ended.
     ///   - options: `.initial` (the default), `.immediate`.
     ///   - queue: Where changes are delivered; the main queue by default.
     /// - Returns: The token that keeps the binding alive; ``ObservationToken/now()`` copies the

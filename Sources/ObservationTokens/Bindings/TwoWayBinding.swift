@@ -24,8 +24,20 @@ final class TwoWayBinding: Sendable {
         _ b: B, _ keyPathB: ReferenceWritableKeyPath<B, Value>,
         options: ObservationOptions, queue: CoalescingQueue, site: CreationSite
     ) -> ObservationToken {
-        let state = TwoWayBinding()
         let group = BindingGroup()
+        if a === b, keyPathA as AnyKeyPath == keyPathB as AnyKeyPath {
+            // A property bound to itself: its own writes would be changes of the other side.
+            #if DEBUG
+                assertionFailure(
+                    "bindTwoWay(_:with:_:) was asked to bind a property to itself; bind two different properties or objects"
+                )
+            #endif
+            let ended = BindingSubscription(
+                root: a, target: .property, options: [], queue: queue, site: site, group: group, action: {})
+            ended.end()
+            return ObservationToken(subscription: ended)
+        }
+        let state = TwoWayBinding()
         let boxA = WeakBox(a)
         let boxB = WeakBox(b)
         let isImmediate = options.contains(.immediate)

@@ -135,4 +135,32 @@ import Testing
         #expect(a.name == "a" && b.name == "b")
         #expect(a.attachedEdgeCount == 0 && b.attachedEdgeCount == 0)
     }
+
+    #if DEBUG
+        @Test func bindingAPropertyToItselfStopsADebugBuild() async {
+            await #expect(processExitsWith: .failure) {
+                let person = BindPerson()
+                _ = person.bindTwoWay(\.name, with: person, \.name, queue: CoalescingQueue(target: .manual))
+            }
+        }
+    #else
+        @Test func bindingAPropertyToItselfReturnsAnEndedTokenInRelease() {
+            let person = BindPerson()
+            let token = person.bindTwoWay(\.name, with: person, \.name, queue: CoalescingQueue(target: .manual))
+            #expect(!token.isValid)
+            #expect(person.attachedEdgeCount == 0)
+        }
+    #endif
+
+    @Test func twoPropertiesOfOneObjectCanBeBound() {
+        let queue = CoalescingQueue(target: .manual)
+        let person = BindPerson(name: "x")
+        let token = person.bindTwoWay(\.name, with: person, \.nickname, queue: queue)
+        #expect(person.nickname == "x")
+        person.nickname = "y"
+        queue.drain()
+        #expect(person.name == "y")
+        #expect(queue.drain() == 0)
+        withExtendedLifetime(token) {}
+    }
 }
