@@ -13,6 +13,8 @@
 /// every cycle.
 final class BindingGroup: Locked<BindingGroup.State>, @unchecked Sendable {  // state is guarded by Locked
     struct State {
+        /// The first member, kept out of the array: most groups have one.
+        var first: Subscription?
         var members: [Subscription] = []
         /// Sentinels retained by another object's registry, with that registry.
         var sentinels: [(sentinel: Subscription, registry: Registry)] = []
@@ -27,7 +29,11 @@ final class BindingGroup: Locked<BindingGroup.State>, @unchecked Sendable {  // 
     func add(_ member: Subscription) {
         let accepted = withLock { state -> Bool in
             guard !state.hasEnded else { return false }
-            state.members.append(member)
+            if state.first == nil {
+                state.first = member
+            } else {
+                state.members.append(member)
+            }
             return true
         }
         if !accepted { member.end() }
@@ -57,6 +63,7 @@ final class BindingGroup: Locked<BindingGroup.State>, @unchecked Sendable {  // 
             return state
         }
         guard let taken else { return }
+        taken.first?.end()
         for member in taken.members { member.end() }
         for (sentinel, registry) in taken.sentinels {
             registry.endRetained { $0 === sentinel }

@@ -366,16 +366,12 @@ public struct ValuePipeline<Output> {
         let group = BindingGroup()
         let puller = makePuller()
         // A push, and (for destination paths) a refresh that `removeDuplicates` lets through.
-        let run: @Sendable (_ isRefresh: Bool) -> Void = { isRefresh in
-            var context = PipelineContext(isRefresh: isRefresh)
+        let push: @Sendable () -> Void = {
+            var context = PipelineContext()
             guard let value = puller(&context) else { return }
-            guard apply(value) else {
-                group.endAll()
-                return
-            }
+            guard apply(value) else { return group.endAll() }
             context.runAfterApply()
         }
-        let push: @Sendable () -> Void = { run(false) }
         let main: Subscription
         if sources.count == 1 {
             // One source: its own subscription is the token's, and delivers the push itself.
@@ -404,7 +400,12 @@ public struct ValuePipeline<Output> {
             let watcher = BindingSubscription(
                 root: destinationPath.root, target: .paths([destinationPath.path]),
                 options: options.union(.endpointChanges), queue: queue, site: site, group: group
-            ) { run(true) }
+            ) {
+                var context = PipelineContext(isRefresh: true)
+                guard let value = puller(&context) else { return }
+                guard apply(value) else { return group.endAll() }
+                context.runAfterApply()
+            }
             group.add(watcher)
             _ = watcher.start(root: destinationPath.root)
         }
