@@ -8,6 +8,7 @@ struct DemoCase: Sendable {
         case keyPaths = "Key paths"
         case tracking = "Tracking"
         case concurrency = "Swift concurrency"
+        case bindings = "Bindings and pipelines"
     }
 
     let name: String
@@ -33,7 +34,9 @@ struct DemoCase: Sendable {
     }
 
     /// Every case, in the order `swift run TokenDemo` runs them.
-    static let all: [DemoCase] = lifecycleCases + coalescingCases + keyPathCases + hardeningCases + trackingCases + concurrencyCases
+    static let all: [DemoCase] =
+        lifecycleCases + coalescingCases + keyPathCases + hardeningCases + trackingCases + concurrencyCases
+        + bindingCases
 
     /// The case with this name, if any.
     static func named(_ name: String) -> DemoCase? {

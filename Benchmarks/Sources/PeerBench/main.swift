@@ -44,6 +44,7 @@ let workloads: [(id: String, run: (Settings) -> [Row])] = [
     ("W5", runW5), ("W6", runW6), ("W7", runW7), ("W8", runW8),
     ("W9", runW9), ("W10", runW10),
     ("W16", runW16),
+    ("W15", runW15),
 ]
 
 var rows: [Row] = []

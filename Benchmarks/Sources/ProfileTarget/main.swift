@@ -224,6 +224,37 @@ func w16measured(_ model: Counter) async {
         queue.drain()
         let next = await iterator.next()
         precondition(next == value)
+/// W15: a one-way binding with `map` to a plain object; 1,000,000 sets, one drain; then 100
+/// batches of 100 bindings created and released.
+final class Plain {
+    var value = 0
+}
+
+func w15() {
+    let model = Counter()
+    let target = Plain()
+    let token = model.pipeline(of: \.value).map { $0 &* 2 }.bind(to: target, \.value, queue: queue)
+    w15measuredSets(model)
+    precondition(target.value == 2_000_000)
+    withExtendedLifetime(token) {}
+    w15measuredCreate(model, target)
+}
+
+@inline(never)
+func w15measuredSets(_ model: Counter) {
+    for value in 1...opaque(1_000_000) { setValue(model, value) }
+    precondition(queue.drain() == 1)
+}
+
+@inline(never)
+func w15measuredCreate(_ model: Counter, _ target: Plain) {
+    var tokens: [ObservationToken] = []
+    tokens.reserveCapacity(100)
+    for _ in 0..<opaque(100) {
+        for _ in 0..<100 {
+            tokens.append(model.pipeline(of: \.value).map { $0 &* 2 }.bind(to: target, \.value, queue: queue))
+        }
+        tokens.removeAll(keepingCapacity: true)
     }
 }
 
@@ -239,7 +270,9 @@ case "W8": w8()
 case "W9": w9()
 case "W10": w10()
 default:
-    let usage = "usage: ProfileTarget R1|W1|W2|W3|W4|W5|W6 [live]|W8|W9|W10|W16\n"
+    let usage = "usage: ProfileTarget R1|W1|W2|W3|W4|W5|W6 [live]|W8|W9|W10|W15|W16\n"
+case "W15": w15()
+default:
     _ = usage.utf8CString.withUnsafeBufferPointer { write(2, $0.baseAddress, $0.count - 1) }
     exit(64)
 }

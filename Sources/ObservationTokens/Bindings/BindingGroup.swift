@@ -1,0 +1,154 @@
+/// The subscriptions that make up one binding or pipeline token, ended together.
+///
+/// A binding may need several subscriptions: one per source property, a hub that coalesces
+/// them, one on each side of a two-way binding, and a sentinel in the destination's registry
+/// that hears the destination deinitialize. The token holds one of them (its *main*
+/// subscription); the group holds the rest. Whichever of them ends first — the token dropped
+/// or invalidated, a root deinitialized, the destination gone at delivery — ends the group,
+/// which ends every member.
+///
+/// Every member calls ``endAll()`` from `releaseCallback()`, which the core calls once per
+/// subscription, with no lock held, when it has ended and no delivery of it is running.
+/// Members and the group reference each other; `endAll()` empties the group, which breaks
+/// every cycle.
+final class BindingGroup: Locked<BindingGroup.State>, @unchecked Sendable {  // state is guarded by Locked
+    struct State {
+        /// The first member, kept out of the array: most groups have one.
+        var first: Subscription?
+        var members: [Subscription] = []
+        /// Sentinels retained by another object's registry, with that registry.
+        var sentinels: [(sentinel: Subscription, registry: Registry)] = []
+        var hasEnded = false
+    }
+
+    init() {
+        super.init(state: State())
+    }
+
+    /// Adds a member; ends it at once if the group has ended already.
+    func add(_ member: Subscription) {
+        let accepted = withLock { state -> Bool in
+            guard !state.hasEnded else { return false }
+            if state.first == nil {
+                state.first = member
+            } else {
+                state.members.append(member)
+            }
+            return true
+        }
+        if !accepted { member.end() }
+    }
+
+    /// Puts a sentinel in `object`'s registry: when `object` deinitializes, the group ends.
+    func addSentinel(on object: ObservableModel) {
+        let sentinel = BindingSentinel(root: object, group: self)
+        let registry = object.registry
+        let accepted = withLock { state -> Bool in
+            guard !state.hasEnded else { return false }
+            state.sentinels.append((sentinel, registry))
+            return true
+        }
+        guard accepted else { return }
+        registry.retain(sentinel)
+    }
+
+    /// Whether the group has ended.
+    var hasEnded: Bool { withLock { $0.hasEnded } }
+
+    /// Ends every member and takes every sentinel out of its registry. Idempotent.
+    func endAll() {
+        let taken = withLock { state -> State? in
+            guard !state.hasEnded else { return nil }
+            defer { state = State(hasEnded: true) }
+            return state
+        }
+        guard let taken else { return }
+        taken.first?.end()
+        for member in taken.members { member.end() }
+        for (sentinel, registry) in taken.sentinels {
+            registry.endRetained { $0 === sentinel }
+        }
+        // `taken` is released here, outside every lock.
+    }
+}
+
+/// A subscription of a binding: watches a source (or nothing, for a hub) and runs its action at
+/// each delivery; ending it ends its whole ``BindingGroup``.
+///
+/// Not generic: the action ignores the root or reaches it through a ``WeakBox``, and a generic
+/// class would cost a metadata lookup at each creation.
+final class BindingSubscription: Subscription, @unchecked Sendable {  // see Subscription
+    @exclusivity(unchecked) private var action: (@Sendable () -> Void)?
+    let group: BindingGroup
+
+    /// - Parameter target: `.property` without `start`, for a hub that has no edge of its own.
+    init(
+        root: __shared ObservableModel, target: Target, options: ObservationOptions, queue: CoalescingQueue,
+        site: CreationSite, group: BindingGroup, action: @escaping @Sendable () -> Void
+    ) {
+        self.action = action
+        self.group = group
+        super.init(
+            rootRegistry: root.registry, hasObserver: false, target: target,
+            options: options.subtracting(.initial), queue: queue, wantsOldValue: false, site: site)
+    }
+
+    override func invoke(observer: AnyObject?, root: ObservableModel) {
+        action?()
+    }
+
+    override func releaseCallback() {
+        action = nil
+        group.endAll()
+    }
+}
+
+/// Kept in another object's registry (like an observer-lifetime subscription) without any
+/// edge: that object's deinit ends it, and ending it ends the group.
+final class BindingSentinel: Subscription, @unchecked Sendable {  // see Subscription
+    private weak var group: BindingGroup?
+
+    init(root: __shared ObservableModel, group: BindingGroup) {
+        self.group = group
+        super.init(
+            rootRegistry: root.registry, hasObserver: false, target: .property, options: [],
+            queue: CoalescingQueue.main, wantsOldValue: false, site: CreationSite(fileID: #fileID, line: #line))
+    }
+
+    override func releaseCallback() {
+        group?.endAll()
+    }
+}
+
+/// A weak reference that closures can carry across threads.
+///
+/// Not generic (a generic class costs a metadata lookup at each creation): `load(as:)` casts
+/// back to the type it was made with.
+///
+/// `@unchecked Sendable`: the reference is only loaded, never stored to after `init`; what the
+/// loader does with the object is its own business, as with the observed objects that
+/// callbacks receive.
+final class WeakBox: @unchecked Sendable {
+    private weak var object: AnyObject?
+    init(_ object: AnyObject) { self.object = object }
+
+    /// The object, if alive; `type` must be the type of the object given to `init`.
+    @inline(__always)
+    func load<Object: AnyObject>(as type: Object.Type) -> Object? {
+        guard let object else { return nil }
+        return unsafeDowncast(object, to: Object.self)
+    }
+}
+
+/// A value that a `Sendable` closure may capture although its type is not `Sendable`.
+///
+/// Used for closures built by the inlinable entry points (specialized in the caller's module)
+/// that apply a key path, which is immutable: `@unchecked Sendable` is sound for them.
+@usableFromInline
+struct _UncheckedSendable<Value>: @unchecked Sendable {
+    @usableFromInline
+    let value: Value
+
+    @inlinable
+    init(_ value: Value) { self.value = value }
+}

@@ -1,0 +1,270 @@
+// Entry points of bindings and pipelines. See docs/Bindings.md.
+
+extension ModelObserving where Self: ObservableModel {
+    // MARK: Pipelines
+
+    /// The values of one property, as a pipeline to add operators to and bind or post.
+    ///
+    /// ```swift
+    /// let token = cart.pipeline(of: \.count).map { "\($0) items" }.bind(to: badge, \.text)
+    /// ```
+    ///
+    /// - Parameter keyPath: An `@Observed` property of the receiver. Any other key path makes
+    ///   the finished token end at once (`isValid == false`).
+    /// - Returns: A pipeline that reads the property at each push.
+    @inlinable @inline(__always)
+    public func pipeline<Value>(of keyPath: KeyPath<Self, Value>) -> ValuePipeline<Value> {
+        // Built here, in the caller's module, where it is specialized: reading the property is
+        // then a direct access instead of a trip through the key path runtime.
+        let read: (Self) -> Value = { $0[keyPath: keyPath] }
+        return _values(of: TypedKey(keyPath), read: _UncheckedSendable(read))
+    }
+
+    /// The non-inlinable half of `pipeline(of:)`.
+    @usableFromInline
+    func _values<Value>(of key: TypedKey, read: _UncheckedSendable<(Self) -> Value>) -> ValuePipeline<Value> {
+        let box = WeakBox(self)
+        let source = PipelineSource(root: self) { options, queue, site, group, onChange in
+            let subscription = BindingSubscription(
+                root: self, target: .key(key, options: options), options: options, queue: queue, site: site,
+                group: group, action: onChange)
+            group.add(subscription)
+            if subscription.isProperty {
+                _ = subscription.start(root: self, key: key)
+            } else {
+                _ = subscription.start(root: self)
+            }
+            return subscription
+        }
+        return ValuePipeline(sources: [source]) {
+            { _ in
+                guard let model = box.load(as: Self.self) else { return nil }
+                return read.value(model)
+            }
+        }
+    }
+
+    /// The values at the end of a key path chain, as a pipeline; pushes when anything along the
+    /// path changes (only when the endpoint changes, with `.endpointChanges`).
+    ///
+    /// ```swift
+    /// let zipCode = KeyPathChain(\UserCache.currentUser).then(\.address).then(\.zipCode)
+    /// let token = cache.pipeline(of: zipCode).map { $0 ?? "–" }.bind(to: label, \.text)
+    /// ```
+    ///
+    /// - Parameter chain: The path, rooted at the receiver.
+    /// - Returns: A pipeline that reads the endpoint at each push (nil while unreachable, for
+    ///   optional chains).
+    public func pipeline<Value>(of chain: KeyPathChain<Self, Value>) -> ValuePipeline<Value> {
+        let box = WeakBox(self)
+        let path = chain.path
+        let source = PipelineSource(root: self) { options, queue, site, group, onChange in
+            let subscription = BindingSubscription(
+                root: self, target: .paths([path]), options: options, queue: queue, site: site, group: group,
+                action: onChange)
+            group.add(subscription)
+            _ = subscription.start(root: self)
+            return subscription
+        }
+        return ValuePipeline(sources: [source]) {
+            { _ in box.load(as: Self.self).map { chain.evaluate($0) } }
+        }
+    }
+
+    /// The values at the end of a dotted string path, as a pipeline of `Any?` (nil while the
+    /// path leads nowhere).
+    ///
+    /// ```swift
+    /// let token = try cache.pipeline(path: "currentUser.address.zipCode")
+    ///     .compactMap { $0 as? String }
+    ///     .bind(to: label, \.text)
+    /// ```
+    ///
+    /// - Parameter path: The dotted path, rooted at the receiver; see
+    ///   ``ModelObserving/observe(path:options:queue:fileID:line:_:)``.
+    /// - Returns: A pipeline that reads the endpoint at each push.
+    /// - Throws: ``KeyPathError`` naming the bad component and the type it was looked up on.
+    public func pipeline(path: String) throws(KeyPathError) -> ValuePipeline<Any?> {
+        let parsed = try StringKeyPath.parse(path, root: self)
+        let box = WeakBox(self)
+        let source = PipelineSource(root: self) { options, queue, site, group, onChange in
+            let subscription = BindingSubscription(
+                root: self, target: .paths([parsed]), options: options, queue: queue, site: site, group: group,
+                action: onChange)
+            group.add(subscription)
+            _ = subscription.start(root: self)
+            return subscription
+        }
+        return ValuePipeline(sources: [source]) {
+            { _ in
+                guard let root = box.load(as: Self.self) else { return nil }
+                switch parsed.endpoint(from: root) {
+                case .unreachable: return .some(nil)
+                case .value(let value): return .some(value)
+                }
+            }
+        }
+    }
+
+    // MARK: One-way bindings
+
+    /// Binds a property of the receiver to a property of `destination`: one line, one token.
+    ///
+    /// ```swift
+    /// let token = user.bind(\.name, to: label, \.text)
+    /// ```
+    ///
+    /// `destination` takes the current value at once (unless `options` leaves out `.initial`),
+    /// then each change, once per tick. Same as `pipeline(of: keyPath).bind(to:_:)`; use that
+    /// form to add operators.
+    ///
+    /// - Parameters:
+    ///   - keyPath: An `@Observed` property of the receiver.
+    ///   - destination: Held weakly; its deinit (if it is a model) or absence at the next push
+    ///     ends the token.
+    ///   - destinationKeyPath: The property to write.
+    ///   - options: `.initial` (the default), `.immediate`.
+    ///   - queue: Where pushes are delivered; the main queue by default.
+    /// - Returns: The token that keeps the binding alive.
+    public func bind<Value, Destination: AnyObject>(
+        _ keyPath: KeyPath<Self, Value>,
+        to destination: Destination,
+        _ destinationKeyPath: ReferenceWritableKeyPath<Destination, Value>,
+        options: ObservationOptions = [.initial],
+        queue: CoalescingQueue = .main,
+        fileID: StaticString = #fileID,
+        line: UInt = #line
+    ) -> ObservationToken {
+        pipeline(of: keyPath).bind(
+            to: destination, destinationKeyPath, options: options, queue: queue, fileID: fileID, line: line)
+    }
+
+    /// Binds the endpoint of a key path chain of the receiver to a property of `destination`.
+    ///
+    /// ```swift
+    /// let token = cache.bind(KeyPathChain(\.currentUser).then(\.name), to: label, \.title)
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - chain: The path, rooted at the receiver; followed when an object on it is replaced.
+    ///   - destination: Held weakly.
+    ///   - destinationKeyPath: The property to write.
+    ///   - options: `.initial` (the default), `.immediate`, `.endpointChanges`.
+    ///   - queue: Where pushes are delivered; the main queue by default.
+    /// - Returns: The token that keeps the binding alive.
+    public func bind<Value, Destination: AnyObject>(
+        _ chain: KeyPathChain<Self, Value>,
+        to destination: Destination,
+        _ destinationKeyPath: ReferenceWritableKeyPath<Destination, Value>,
+        options: ObservationOptions = [.initial],
+        queue: CoalescingQueue = .main,
+        fileID: StaticString = #fileID,
+        line: UInt = #line
+    ) -> ObservationToken {
+        pipeline(of: chain).bind(
+            to: destination, destinationKeyPath, options: options, queue: queue, fileID: fileID, line: line)
+    }
+
+    // MARK: Group bindings
+
+    /// Binds several properties of the receiver to properties of `destination` with one token.
+    ///
+    /// ```swift
+    /// let token = profile.bind(
+    ///     [BindingPair(\.name, \.title), BindingPair(\.email, \.subtitle)],
+    ///     to: card)
+    /// ```
+    ///
+    /// Each pair is a one-way binding of its own: `destination` takes every listed value at
+    /// creation (unless `options` leaves out `.initial`), then a pair is copied only when its
+    /// source property changes. Properties not listed are never touched, and a change made to
+    /// the destination directly stays until that pair's source property changes again.
+    /// ``ObservationToken/now()`` copies every pair.
+    ///
+    /// - Parameters:
+    ///   - pairs: Typed key path pairs, source first.
+    ///   - destination: Held weakly; its deinit (if it is a model) or absence at the next push
+    ///     ends the token.
+    ///   - options: `.initial` (the default), `.immediate`.
+    ///   - queue: Where pushes are delivered; the main queue by default.
+    /// - Returns: The token that keeps every pair bound.
+    /// - Complexity: O(*n*) in the number of pairs to create; a change copies one pair.
+    public func bind<Destination: AnyObject>(
+        _ pairs: [BindingPair<Self, Destination>],
+        to destination: Destination,
+        options: ObservationOptions = [.initial],
+        queue: CoalescingQueue = .main,
+        fileID: StaticString = #fileID,
+        line: UInt = #line
+    ) -> ObservationToken {
+        let site = CreationSite(fileID: fileID, line: line)
+        let group = BindingGroup()
+        let source = WeakBox(self)
+        let target = WeakBox(destination)
+        let copyAll: @Sendable () -> Void = {
+            guard let model = source.load(as: Self.self) else { return }
+            guard let destination = target.load(as: Destination.self) else { return group.endAll() }
+            for pair in pairs { pair.copy(model, destination) }
+        }
+        // The hub has no edge: it runs `now()` and stands for the group, so it takes no options.
+        let hub = BindingSubscription(
+            root: self, target: .property, options: [], queue: queue, site: site, group: group, action: copyAll)
+        group.add(hub)
+        for pair in pairs where !group.hasEnded {
+            let key = pair.key
+            let subscription = BindingSubscription(
+                root: self, target: .property, options: options.intersection(.immediate), queue: queue, site: site,
+                group: group
+            ) {
+                guard let model = source.load(as: Self.self) else { return }
+                guard let destination = target.load(as: Destination.self) else { return group.endAll() }
+                pair.copy(model, destination)
+            }
+            group.add(subscription)
+            _ = subscription.start(root: self, key: key)
+        }
+        if let model = destination as? ObservableModel, !group.hasEnded { group.addSentinel(on: model) }
+        if options.contains(.initial), !group.hasEnded { copyAll() }
+        return ObservationToken(subscription: hub)
+    }
+
+    // MARK: Two-way bindings
+
+    /// Keeps a property of the receiver and a property of `other` equal, whichever side changes.
+    ///
+    /// ```swift
+    /// let token = settings.bindTwoWay(\.volume, with: slider, \.value)
+    /// ```
+    ///
+    /// At creation `other` takes the receiver's value (unless `options` leaves out `.initial`).
+    /// Then a change on either side is copied to the other once per tick (at once with
+    /// `.immediate`). The binding's own writes are not echoed back, so nothing loops, for any
+    /// value type.
+    ///
+    /// **The receiver wins.** If both sides changed in the same tick, `other` takes the
+    /// receiver's value and the change made to `other` is overwritten.
+    ///
+    /// - Parameters:
+    ///   - keyPath: An `@Observed` property of the receiver.
+    ///   - other: The other model; held weakly. Either object's deinit ends the token.
+    ///   - otherKeyPath: An `@Observed` property of `other`, of the same type. Binding a
+    ///     property to itself (same object, same key path) is a programming error: a debug
+    ///     build stops with a message; a release build returns a token that has already ended.
+    ///   - options: `.initial` (the default), `.immediate`.
+    ///   - queue: Where changes are delivered; the main queue by default.
+    /// - Returns: The token that keeps the binding alive; ``ObservationToken/now()`` copies the
+    ///   receiver's value to `other`.
+    public func bindTwoWay<Value, Other: ObservableModel>(
+        _ keyPath: ReferenceWritableKeyPath<Self, Value>,
+        with other: Other,
+        _ otherKeyPath: ReferenceWritableKeyPath<Other, Value>,
+        options: ObservationOptions = [.initial],
+        queue: CoalescingQueue = .main,
+        fileID: StaticString = #fileID,
+        line: UInt = #line
+    ) -> ObservationToken {
+        TwoWayBinding.start(
+            self, keyPath, other, otherKeyPath, options: options, queue: queue,
+            site: CreationSite(fileID: fileID, line: line))
+    }
+}

@@ -1,0 +1,35 @@
+/// What one push through a pipeline carries besides the value.
+struct PipelineContext {
+    /// A push that must reach the destination even if the value did not change: the destination
+    /// path now leads to a new object. `removeDuplicates` lets it through.
+    var isRefresh = false
+    /// `onApply` handlers reached by this push, run in order once the value has been applied,
+    /// and dropped if a later operator stops the push.
+    var afterApply: [() -> Void] = []
+
+    /// Runs the `onApply` handlers reached by this push.
+    mutating func runAfterApply() {
+        guard !afterApply.isEmpty else { return }
+        let handlers = afterApply
+        afterApply = []
+        for handler in handlers { handler() }
+    }
+}
+
+/// Reads a pipeline's source now and runs its operators: the value to apply, or nil when the
+/// source is gone or unreachable in a way that has no value, or an operator stopped the push.
+typealias Puller<Output> = @Sendable (inout PipelineContext) -> Output?
+
+/// One source of a pipeline: an object and how to watch it.
+struct PipelineSource {
+    /// Kept alive while the pipeline is being built; tokens hold it weakly.
+    let root: ObservableModel
+    /// Creates a subscription on `root` that calls `onChange` at each delivery, adds it to the
+    /// group and starts it. It has ended (and so has the group) when the path does not start at
+    /// an `@Observed` property of `root`.
+    let makeSubscription:
+        (
+            _ options: ObservationOptions, _ queue: CoalescingQueue, _ site: CreationSite, _ group: BindingGroup,
+            _ onChange: @escaping @Sendable () -> Void
+        ) -> Subscription
+}

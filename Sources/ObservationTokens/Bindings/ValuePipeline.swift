@@ -1,0 +1,442 @@
+/// The values of an observed property or path, with operators applied, waiting to be bound to
+/// a destination or posted to a closure.
+///
+/// Start a pipeline with `pipeline(of:)` on a model (a property or a chain) or `pipeline(path:)`,
+/// add operators, and finish it with ``bind(to:_:options:queue:fileID:line:)`` or
+/// ``post(options:queue:fileID:line:_:)``. Only the finishing call creates an observation: it
+/// returns an ``ObservationToken``, and the pipeline lives exactly as long as that token.
+///
+/// ```swift
+/// let token = cart.pipeline(of: \.count)
+///     .filter { $0 >= 0 }
+///     .map { "\($0) items" }
+///     .removeDuplicates()
+///     .bind(to: badge, \.text)
+/// ```
+///
+/// Operators run in the order they are declared, once per delivery. Each one sees what the one
+/// before it produced; an operator that stops the value (a failing `filter`, a `compactMap`
+/// returning nil, a duplicate for `removeDuplicates`) stops the whole push: nothing after it
+/// runs and the destination is not written.
+///
+/// Each push reads the source's current value when it is delivered, so a source set 1,000 times
+/// in one tick pushes once, its last value.
+///
+/// > Note: **Lifetime.** A pipeline holds its source objects strongly until it is finished;
+/// > build and finish it in one expression. The token it returns holds sources and destination
+/// > weakly, like every token.
+public struct ValuePipeline<Output> {
+    let sources: [PipelineSource]
+    /// Builds a fresh puller (with fresh operator state) for each token.
+    let makePuller: @Sendable () -> Puller<Output>
+
+    init(sources: [PipelineSource], makePuller: @escaping @Sendable () -> Puller<Output>) {
+        self.sources = sources
+        self.makePuller = makePuller
+    }
+
+    /// Appends a stage that wraps the puller built so far.
+    private func appending<Next>(
+        _ stage: @escaping @Sendable (@escaping Puller<Output>) -> Puller<Next>
+    ) -> ValuePipeline<Next> {
+        let make = makePuller
+        return ValuePipeline<Next>(sources: sources, makePuller: { stage(make()) })
+    }
+
+    // MARK: Operators
+
+    /// Lets through only the values for which `isIncluded` returns true; a rejected value
+    /// stops the push.
+    ///
+    /// ```swift
+    /// let token = user.pipeline(of: \.name).filter { $0.count > 3 }.bind(to: label, \.text)
+    /// ```
+    ///
+    /// - Parameter isIncluded: Called once per push with the value so far.
+    /// - Returns: The pipeline with the filter appended.
+    public func filter(_ isIncluded: @escaping @Sendable (Output) -> Bool) -> ValuePipeline<Output> {
+        appending { previous in
+            { context in
+                guard let value = previous(&context), isIncluded(value) else { return nil }
+                return value
+            }
+        }
+    }
+
+    /// Transforms each value, possibly to another type.
+    ///
+    /// ```swift
+    /// let token = user.pipeline(of: \.name).map(\.isEmpty).bind(to: view, \.isHidden)
+    /// ```
+    ///
+    /// - Parameter transform: Called once per push with the value so far.
+    /// - Returns: The pipeline with the transform appended.
+    public func map<Next>(_ transform: @escaping @Sendable (Output) -> Next) -> ValuePipeline<Next> {
+        appending { previous in
+            { context in
+                guard let value = previous(&context) else { return nil }
+                return transform(value)
+            }
+        }
+    }
+
+    /// Transforms each value and stops the push when the transform returns nil.
+    ///
+    /// ```swift
+    /// let token = try form.pipeline(path: "age").compactMap { $0 as? Int }.bind(to: model, \.age)
+    /// ```
+    ///
+    /// - Parameter transform: Called once per push with the value so far.
+    /// - Returns: The pipeline with the transform appended.
+    public func compactMap<Next>(_ transform: @escaping @Sendable (Output) -> Next?) -> ValuePipeline<Next> {
+        appending { previous in
+            { context in previous(&context).flatMap(transform) }
+        }
+    }
+
+    /// Stops a push whose value equals, by `isDuplicate`, the value the previous push had at
+    /// this point.
+    ///
+    /// Every push is compared, `now()` included; the first push always passes. When a
+    /// destination path moves to a new object, the push that brings the new object up to date
+    /// passes even if the value did not change.
+    ///
+    /// - Parameter isDuplicate: Called with the previous value and the new one, with no lock held.
+    /// - Returns: The pipeline with the operator appended.
+    public func removeDuplicates(
+        by isDuplicate: @escaping @Sendable (_ previous: Output, _ next: Output) -> Bool
+    ) -> ValuePipeline<Output> {
+        appending { previous in
+            let last = LastValue<Output>()
+            return { context in
+                guard let value = previous(&context) else { return nil }
+                guard let before = last.exchange(value) else { return value }
+                return isDuplicate(before, value) && !context.isRefresh ? nil : value
+            }
+        }
+    }
+
+    /// Runs `body` after the value has been applied — written to the destination, or handed to
+    /// the posted closure — with the value as it was at this point of the pipeline.
+    ///
+    /// Handlers run in declaration order after the apply, and not at all if an operator after
+    /// them stopped the push.
+    ///
+    /// ```swift
+    /// let token = user.pipeline(of: \.name)
+    ///     .onApply { name in print("label now shows", name) }
+    ///     .bind(to: label, \.text)
+    /// ```
+    ///
+    /// - Parameter body: Called once per applied push.
+    /// - Returns: The pipeline with the handler appended.
+    public func onApply(_ body: @escaping @Sendable (Output) -> Void) -> ValuePipeline<Output> {
+        appending { previous in
+            { context in
+                guard let value = previous(&context) else { return nil }
+                context.afterApply.append { body(value) }
+                return value
+            }
+        }
+    }
+
+    // MARK: Combining
+
+    /// Combines the latest values of several pipelines into one value with `reduce`.
+    ///
+    /// The combined pipeline pushes at creation (with the finishing call's default `.initial`)
+    /// and then at most once per tick, whichever inputs changed and however often. Any number of
+    /// inputs, of different types and on different objects:
+    ///
+    /// ```swift
+    /// let token = ValuePipeline.combineLatest(
+    ///     person.pipeline(of: \.firstName), person.pipeline(of: \.lastName), settings.pipeline(of: \.showsAge),
+    ///     person.pipeline(of: \.age)
+    /// ) { first, last, showsAge, age in
+    ///     showsAge ? "\(first) \(last), \(age)" : "\(first) \(last)"
+    /// }
+    /// .bind(to: label, \.text)
+    /// ```
+    ///
+    /// Each push reads every input anew and runs its operators; if any input stops (a failing
+    /// filter, a source that is gone), the push stops. The token ends when any input's object
+    /// deinitializes.
+    ///
+    /// - Parameters:
+    ///   - inputs: Two or more pipelines.
+    ///   - reduce: Makes the combined value from the inputs' values, in order.
+    /// - Returns: A pipeline of the combined values.
+    /// - Complexity: O(*n*) in the number of inputs per push.
+    public static func combineLatest<each Input>(
+        _ inputs: repeat ValuePipeline<each Input>,
+        reduce: @escaping @Sendable (repeat each Input) -> Output
+    ) -> ValuePipeline<Output> {
+        var sources: [PipelineSource] = []
+        for input in repeat each inputs { sources.append(contentsOf: input.sources) }
+        let makers = (repeat (each inputs).makePuller)
+        return ValuePipeline(
+            sources: sources,
+            makePuller: {
+                let pullers = (repeat (each makers)())
+                return { context in
+                    let values = (repeat (each pullers)(&context))
+                    for value in repeat each values {
+                        if value == nil { return nil }
+                    }
+                    return reduce(repeat (each values)!)
+                }
+            })
+    }
+
+    // MARK: Finishing
+
+    /// Binds the pipeline to a property of `destination`: each pushed value is written there.
+    ///
+    /// ```swift
+    /// let token = user.pipeline(of: \.name).map { $0.uppercased() }.bind(to: label, \.text)
+    /// ```
+    ///
+    /// With the default options the destination takes the current value at once; then each
+    /// change of the source is pushed once per tick on `queue` (or inside the setter, with
+    /// `.immediate`). Pass `options: []` to leave the destination alone until the first change.
+    ///
+    /// - Parameters:
+    ///   - destination: Held weakly. If it is an ``ObservableModel``, its deinit ends the token
+    ///     at once; any other object's absence ends the token at the next push.
+    ///   - keyPath: The property to write.
+    ///   - options: `.initial` (the default) pushes at creation; `.immediate`; `.endpointChanges`
+    ///     for path sources.
+    ///   - queue: Where pushes are delivered; the main queue by default.
+    /// - Returns: The token that keeps the binding alive; ``ObservationToken/now()`` pushes the
+    ///   current value through this pipeline.
+    /// - Complexity: O(*s*) in the number of sources to create; each push runs every operator once.
+    @inlinable @inline(__always)
+    public func bind<Destination: AnyObject>(
+        to destination: Destination,
+        _ keyPath: ReferenceWritableKeyPath<Destination, Output>,
+        options: ObservationOptions = [.initial],
+        queue: CoalescingQueue = .main,
+        fileID: StaticString = #fileID,
+        line: UInt = #line
+    ) -> ObservationToken {
+        // Built here, in the caller's module, where it is specialized: writing the property is
+        // then a direct access instead of a trip through the key path runtime.
+        let write: (Destination, Output) -> Void = { $0[keyPath: keyPath] = $1 }
+        return _bind(
+            to: destination, write: _UncheckedSendable(write), options: options, queue: queue,
+            site: CreationSite(fileID: fileID, line: line))
+    }
+
+    /// The non-inlinable half of `bind(to:_:)`.
+    @usableFromInline
+    func _bind<Destination: AnyObject>(
+        to destination: Destination, write: _UncheckedSendable<(Destination, Output) -> Void>,
+        options: ObservationOptions, queue: CoalescingQueue, site: CreationSite
+    ) -> ObservationToken {
+        let box = WeakBox(destination)
+        return start(options: options, queue: queue, site: site, sentinelOn: destination as? ObservableModel) {
+            value in
+            guard let destination = box.load(as: Destination.self) else { return false }
+            write.value(destination, value)
+            return true
+        }
+    }
+
+    /// Binds the pipeline to a property at the end of a path from `destination`, following the
+    /// path when an object on it is replaced.
+    ///
+    /// ```swift
+    /// // friend.name ← clown.name, whoever the friend is
+    /// let token = clown.pipeline(of: \.name).bind(to: person, KeyPathChain(\.friend), \.name)
+    /// ```
+    ///
+    /// When the path leads to a new object, that object gets the current value at once; while
+    /// it leads nowhere (an optional is nil), pushes are dropped.
+    ///
+    /// - Parameters:
+    ///   - destination: The root of the destination path; held weakly, and its deinit ends the
+    ///     token.
+    ///   - path: From `destination` to the object whose property is written.
+    ///   - keyPath: The property to write.
+    ///   - options: As for ``bind(to:_:options:queue:fileID:line:)``.
+    ///   - queue: Where pushes are delivered; the main queue by default.
+    /// - Returns: The token that keeps the binding alive.
+    public func bind<Destination: ObservableModel, Target: ObservableModel>(
+        to destination: Destination,
+        _ path: KeyPathChain<Destination, Target?>,
+        _ keyPath: ReferenceWritableKeyPath<Target, Output>,
+        options: ObservationOptions = [.initial],
+        queue: CoalescingQueue = .main,
+        fileID: StaticString = #fileID,
+        line: UInt = #line
+    ) -> ObservationToken {
+        let box = WeakBox(destination)
+        nonisolated(unsafe) let keyPath = keyPath  // key paths are immutable
+        return start(
+            options: options, queue: queue, site: CreationSite(fileID: fileID, line: line), sentinelOn: destination,
+            destinationPath: (destination, path.path)
+        ) { value in
+            guard let destination = box.load(as: Destination.self) else { return false }
+            path.evaluate(destination)?[keyPath: keyPath] = value
+            return true
+        }
+    }
+
+    /// Binds the pipeline to a property at the end of a path of non-optional objects from
+    /// `destination`, following the path when an object on it is replaced.
+    ///
+    /// ```swift
+    /// let token = clown.pipeline(of: \.name).bind(to: circus, KeyPathChain(\.headliner), \.name)
+    /// ```
+    ///
+    /// The same as the optional-path variant, except that the path always leads somewhere.
+    ///
+    /// - Parameters:
+    ///   - destination: The root of the destination path; held weakly, and its deinit ends the
+    ///     token.
+    ///   - path: From `destination` to the object whose property is written.
+    ///   - keyPath: The property to write.
+    ///   - options: As for ``bind(to:_:options:queue:fileID:line:)``.
+    ///   - queue: Where pushes are delivered; the main queue by default.
+    /// - Returns: The token that keeps the binding alive.
+    public func bind<Destination: ObservableModel, Target: ObservableModel>(
+        to destination: Destination,
+        _ path: KeyPathChain<Destination, Target>,
+        _ keyPath: ReferenceWritableKeyPath<Target, Output>,
+        options: ObservationOptions = [.initial],
+        queue: CoalescingQueue = .main,
+        fileID: StaticString = #fileID,
+        line: UInt = #line
+    ) -> ObservationToken {
+        let box = WeakBox(destination)
+        nonisolated(unsafe) let keyPath = keyPath  // key paths are immutable
+        return start(
+            options: options, queue: queue, site: CreationSite(fileID: fileID, line: line), sentinelOn: destination,
+            destinationPath: (destination, path.path)
+        ) { value in
+            guard let destination = box.load(as: Destination.self) else { return false }
+            path.evaluate(destination)[keyPath: keyPath] = value
+            return true
+        }
+    }
+
+    /// Posts each pushed value to a closure: an observation that receives values instead of
+    /// the object.
+    ///
+    /// ```swift
+    /// let token = account.pipeline(of: \.balance)
+    ///     .removeDuplicates()
+    ///     .post(options: []) { balance in print("balance is now", balance) }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - options: `.initial` (the default) posts the current value at creation; pass `[]` to
+    ///     receive only new values. `.immediate`; `.endpointChanges` for path sources.
+    ///   - queue: Where values are delivered; the main queue by default.
+    ///   - receive: Called once per push that passed every operator.
+    /// - Returns: The token that keeps the posting alive.
+    public func post(
+        options: ObservationOptions = [.initial],
+        queue: CoalescingQueue = .main,
+        fileID: StaticString = #fileID,
+        line: UInt = #line,
+        _ receive: @escaping @Sendable (Output) -> Void
+    ) -> ObservationToken {
+        start(options: options, queue: queue, site: CreationSite(fileID: fileID, line: line), sentinelOn: nil) {
+            value in
+            receive(value)
+            return true
+        }
+    }
+
+    /// Creates the subscriptions and the token.
+    ///
+    /// - Parameters:
+    ///   - sentinelOn: The destination, if it is a model: its deinit ends the token.
+    ///   - destinationPath: Watched so that a new object at its end is brought up to date.
+    ///   - apply: Applies a value; false when the destination is gone, which ends the token.
+    private func start(
+        options: ObservationOptions,
+        queue: CoalescingQueue,
+        site: CreationSite,
+        sentinelOn destination: ObservableModel?,
+        destinationPath: (root: ObservableModel, path: ObservedPath)? = nil,
+        apply: @escaping @Sendable (Output) -> Bool
+    ) -> ObservationToken {
+        let group = BindingGroup()
+        let puller = makePuller()
+        // A push, and (for destination paths) a refresh that `removeDuplicates` lets through.
+        let push: @Sendable () -> Void = {
+            var context = PipelineContext()
+            guard let value = puller(&context) else { return }
+            guard apply(value) else { return group.endAll() }
+            context.runAfterApply()
+        }
+        let main: Subscription
+        if sources.count == 1 {
+            // One source: its own subscription is the token's, and delivers the push itself.
+            main = sources[0].makeSubscription(options, queue, site, group, push)
+        } else {
+            // Several: each source's subscription makes a hub pending, and the hub pushes once
+            // per tick. With `.immediate`, each change pushes at once. The hub has no edge: it is
+            // only ever scheduled, so it takes no options.
+            let hub = BindingSubscription(
+                root: sources[0].root, target: .property, options: [], queue: queue, site: site, group: group,
+                action: push)
+            group.add(hub)
+            main = hub
+            let onChange: @Sendable () -> Void
+            if options.contains(.immediate) {
+                onChange = push
+            } else {
+                let weakHub = WeakBox(hub)
+                onChange = { weakHub.load(as: BindingSubscription.self)?.schedule() }
+            }
+            for source in sources {
+                guard source.makeSubscription(options, queue, site, group, onChange).isActive else { break }
+            }
+        }
+        if let destinationPath, !group.hasEnded {
+            let watcher = BindingSubscription(
+                root: destinationPath.root, target: .paths([destinationPath.path]),
+                options: options.union(.endpointChanges), queue: queue, site: site, group: group
+            ) {
+                var context = PipelineContext(isRefresh: true)
+                guard let value = puller(&context) else { return }
+                guard apply(value) else { return group.endAll() }
+                context.runAfterApply()
+            }
+            group.add(watcher)
+            _ = watcher.start(root: destinationPath.root)
+        }
+        if let destination, !group.hasEnded { group.addSentinel(on: destination) }
+        if options.contains(.initial), !group.hasEnded { push() }
+        return ObservationToken(subscription: main)
+    }
+}
+
+/// The value a `removeDuplicates` stage saw last, swapped under a lock; compared outside it.
+final class LastValue<Value>: Locked<Value?>, @unchecked Sendable {  // state is guarded by Locked
+    init() { super.init(state: nil) }
+
+    /// Stores `value` and returns the one it replaces.
+    func exchange(_ value: Value) -> Value? {
+        withLock { last in
+            defer { last = value }
+            return last
+        }
+    }
+}
+
+extension ValuePipeline where Output: Equatable & SendableMetatype {
+    /// Stops a push whose value equals (`==`) the value the previous push had at this point.
+    ///
+    /// ```swift
+    /// let token = sensor.pipeline(of: \.reading).map { $0.rounded() }.removeDuplicates().post { print($0) }
+    /// ```
+    ///
+    /// - Returns: The pipeline with the operator appended.
+    public func removeDuplicates() -> ValuePipeline<Output> {
+        removeDuplicates { $0 == $1 }
+    }
+}
