@@ -246,6 +246,7 @@ private func caseName(of error: KeyPathError) -> String {
     case .unknownProperty: "unknownProperty"
     case .notObservable: "notObservable"
     case .unsupportedComponent: "unsupportedComponent"
+    case .indexOutOfRange: "indexOutOfRange"
     }
 }
 

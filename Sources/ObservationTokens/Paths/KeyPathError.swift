@@ -22,6 +22,8 @@ public enum KeyPathError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The component uses syntax that is reserved (collection elements) or not allowed
     /// (characters that can't appear in a Swift property name).
     case unsupportedComponent(String, path: String, position: Int)
+    /// An object-following array component (`items.4`) names an index the array doesn't have.
+    case indexOutOfRange(Int, count: Int, path: String, position: Int)
 
     public var description: String {
         switch self {
@@ -35,6 +37,8 @@ public enum KeyPathError: Error, Hashable, Sendable, CustomStringConvertible {
             "'\(Self.short(name))' is looked up on \(type), which is not an ObservableModel (component \(position) of \(Self.quoted(path)))"
         case .unsupportedComponent(let name, let path, let position):
             "unsupported component '\(Self.short(name))' (component \(position) of \(Self.quoted(path)))"
+        case .indexOutOfRange(let index, let count, let path, let position):
+            "index \(index) is beyond the end of an array of \(count) (component \(position) of \(Self.quoted(path))); use '#\(index)' to follow the index"
         }
     }
 

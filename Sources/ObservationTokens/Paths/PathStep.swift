@@ -28,6 +28,8 @@ enum PathStep: Sendable {
             object.registry.remember(key.keyPath, serial: access.serial)
             return (access.serial, value)
         case .name(let name):
+            // Collections name their count, indexes, keys and members (Collections/).
+            if let collection = object as? any ObservedCollectionPaths { return collection.resolve(component: name) }
             guard let entry = PropertyTable(object).entry(named: name) else { return nil }
             return (entry.storage.serial, entry.storage.anyValue)
         case .wildcard:
@@ -48,7 +50,9 @@ enum PathStep: Sendable {
     func value(on object: ObservableModel) -> Any? {
         switch self {
         case .key(let key): key.read(object)
-        case .name(let name): PropertyTable(object).entry(named: name)?.storage.anyValue
+        case .name(let name):
+            (object as? any ObservedCollectionPaths)?.resolve(component: name)?.value
+                ?? PropertyTable(object).entry(named: name)?.storage.anyValue
         case .wildcard: nil
         }
     }

@@ -1,0 +1,160 @@
+import Synchronization
+
+// Shared machinery of the observed collections: synthetic serials, change logs, and the
+// subscriptions that deliver change lists or follow an element.
+
+/// A fresh storage serial for a collection's count, contents, index, key or member: numbered
+/// like `@Observed` storages, so registries, tokens and coalescing treat them alike.
+@inline(__always)
+func makeCollectionSerial() -> UInt64 {
+    _observedSerials.wrappingAdd(1, ordering: .relaxed).oldValue
+}
+
+/// What every change log does: hand over the changes since the last delivery.
+protocol CollectionChangeLog {
+    associatedtype Changes: Sendable
+    init()
+    mutating func take() -> Changes
+}
+
+extension ArrayChangeLog: CollectionChangeLog {}
+
+/// One token's change log, shared by its subscription (which owns it) and the collection
+/// (which holds it weakly and writes every change into it).
+final class ChangeLogBox<Log: CollectionChangeLog>: Locked<Log>, @unchecked Sendable {  // see Locked
+    init() { super.init(state: Log()) }
+}
+
+/// The collection's weak reference to a change log.
+struct WeakChangeLog<Log: CollectionChangeLog> {
+    weak var box: ChangeLogBox<Log>?
+}
+
+extension Array {
+    /// The live change logs, dropping the ones whose tokens are gone. Under the collection's lock.
+    mutating func liveLogs<Log>() -> [ChangeLogBox<Log>] where Element == WeakChangeLog<Log> {
+        var live: [ChangeLogBox<Log>] = []
+        removeAll { entry in
+            guard let box = entry.box else { return true }
+            live.append(box)
+            return false
+        }
+        return live
+    }
+}
+
+/// A subscription whose callback receives the collection and its changes since the last
+/// delivery (`*` with a change list).
+final class ChangeListSubscription<Model: ObservableModel, Log: CollectionChangeLog>: Subscription,
+    @unchecked Sendable
+{  // see Subscription
+    @exclusivity(unchecked) private var callback: (@Sendable (Model, Log.Changes) -> Void)?
+    let log: ChangeLogBox<Log>
+
+    init(
+        root: __shared Model, log: ChangeLogBox<Log>, options: ObservationOptions, queue: CoalescingQueue,
+        site: CreationSite, callback: @escaping @Sendable (Model, Log.Changes) -> Void
+    ) {
+        self.callback = callback
+        self.log = log
+        super.init(
+            rootRegistry: root.registry, hasObserver: false, target: .property, options: options, queue: queue,
+            wantsOldValue: false, site: site)
+    }
+
+    override func invoke(observer: AnyObject?, root: ObservableModel) {
+        let changes = log.withLock { $0.take() }
+        callback?(unsafeDowncast(root, to: Model.self), changes)
+    }
+
+    override func releaseCallback() {
+        callback = nil
+    }
+}
+
+/// An element followed by object-following tokens: the serial its tokens watch, and whether
+/// it has left the collection (which ends them).
+final class FollowRecord: Sendable {
+    let serial = makeCollectionSerial()
+    let objectID: ObjectIdentifier
+    let left = Atomic<Bool>(false)
+
+    init(objectID: ObjectIdentifier) {
+        self.objectID = objectID
+    }
+}
+
+/// Names a followed element in a key path (`\ObservedArray<Item>.[following: key]`), so an
+/// object-following token can be attached like any single-property token.
+struct FollowKey: Hashable, Sendable {
+    let objectID: ObjectIdentifier
+}
+
+/// A subscription that follows one element of an array as it moves, fires once when the
+/// element leaves, and then ends.
+final class FollowingSubscription<Element: AnyObject>: Subscription, @unchecked Sendable {  // see Subscription
+    @exclusivity(unchecked) private var callback: (@Sendable (ObservedArray<Element>, Element?) -> Void)?
+    private weak var element: Element?
+    let record: FollowRecord
+
+    init(
+        root: __shared ObservedArray<Element>, element: Element, record: FollowRecord, options: ObservationOptions,
+        queue: CoalescingQueue, site: CreationSite,
+        callback: @escaping @Sendable (ObservedArray<Element>, Element?) -> Void
+    ) {
+        self.callback = callback
+        self.element = element
+        self.record = record
+        super.init(
+            rootRegistry: root.registry, hasObserver: false, target: .property, options: options, queue: queue,
+            wantsOldValue: false, site: site)
+    }
+
+    override func invoke(observer: AnyObject?, root: ObservableModel) {
+        let left = record.left.load(ordering: .acquiring)
+        callback?(unsafeDowncast(root, to: ObservedArray<Element>.self), element)
+        // The element has left: this was the last delivery.
+        if left { end() }
+    }
+
+    override func releaseCallback() {
+        callback = nil
+    }
+}
+
+/// What string key paths and `*` fan-outs need from a collection.
+protocol ObservedCollectionPaths: ObservableModel {
+    /// The serial and current value a path component names on this collection (`count`,
+    /// `#4`, a dictionary key, a set member's key), recording nothing; nil if it names none.
+    func resolve(component: String) -> (serial: UInt64, value: Any)?
+    /// The model objects among the elements (values, for dictionaries), each once, for `*.x`.
+    var elementModels: [ObservableModel] { get }
+    /// The step for an object-following component (`items.4`): follows the object at
+    /// `index` now. Throws when there is none, or the collection can't follow objects.
+    func followingStep(at index: Int, path: String, position: Int) throws(KeyPathError) -> PathStep
+}
+
+extension ObservedCollectionPaths {
+    func followingStep(at index: Int, path: String, position: Int) throws(KeyPathError) -> PathStep {
+        throw .unsupportedComponent(String(index), path: path, position: position)
+    }
+}
+
+extension ObservableModel {
+    /// Reports a read of a collection's synthetic storage to a capture (key path resolution,
+    /// tracking) running on this thread. Callers check `_accessCaptureCount` first.
+    @inline(never)
+    final func recordCollectionAccess(serial: UInt64, valueType: Any.Type) {
+        _recordObservedAccess(self, serial: serial, valueType: valueType)
+    }
+
+    /// Tells the tokens on a synthetic serial of this collection that it changed.
+    @inline(__always)
+    final func collectionDidChange(serial: UInt64, oldValue: () -> Any) {
+        _propertyDidChange(serial: serial, oldValue: oldValue)
+    }
+}
+
+/// Whether some thread is capturing key path accesses (one relaxed load).
+@inline(__always)
+var isCapturingAccesses: Bool { _accessCaptureCount.load(ordering: .relaxed) != 0 }

@@ -1,0 +1,387 @@
+/// An array whose changes can be observed with tokens: its count, any mutation with a change
+/// list, the element at an index, an element as it moves, and a property of every element.
+///
+/// It is a reference type (an ``ObservableModel``) that behaves like `Array`:
+/// `RandomAccessCollection`, `MutableCollection`, `RangeReplaceableCollection`, array
+/// literals, `Equatable` and `Hashable` when the elements are. Keep it in an `@Observed`
+/// property, and paths run through it like through any model:
+///
+/// ```swift
+/// final class TodoList: ObservableModel {
+///     @Observed var items: ObservedArray<TodoItem> = []
+/// }
+///
+/// let list = TodoList()
+/// let countToken = list.items.observe(\.count) { items in print(items.count, "items") }
+/// let firstToken = list.items.observeElement(at: 0) { items in print("first:", items.first?.title ?? "-") }
+/// let rowsToken = list.items.observeMutations { items, changes in
+///     print("removed", changes.removed, "inserted", changes.inserted, "replaced", changes.replaced)
+/// }
+/// list.items.append(TodoItem(title: "Write docs"))   // all three fire once, after this tick
+/// ```
+///
+/// What fires what (see `docs/Collections.md` for the full rules):
+/// - `\.count`: only when the count changes.
+/// - ``observeMutations(options:queue:fileID:line:_:)`` (`*`): any mutation that changes an
+///   element; the callback gets the indexes removed, inserted and replaced since its last
+///   delivery.
+/// - ``observeElement(at:options:queue:fileID:line:_:)`` (index-following, `#4`): when the
+///   element at that index changes: an insertion or removal before or at it, a replacement
+///   at it, the array growing to or shrinking past it.
+/// - ``observeObject(at:options:queue:fileID:line:_:)`` (object-following, `4`): the object
+///   that is there now, wherever it moves; fires once when it leaves, then the token ends.
+/// - ``observeEach(_:options:queue:fileID:line:_:)`` (`*.x`): a property of every element.
+///
+/// Assigning an element that is identical to the one there (`===` for objects, `==` for
+/// `Equatable` values) changes nothing and fires nothing, as for properties.
+///
+/// > Note: Like `@Observed` values, the elements are not synchronized: don't mutate an array on
+/// > one thread while another reads or mutates it. Token bookkeeping is thread-safe. A copy
+/// > (``snapshot`` or `ObservedArray(other)`) starts with no observers.
+///
+/// - Complexity: A mutation of an array without tokens costs what the same `Array` mutation
+///   costs, plus one relaxed atomic load. With tokens, it adds O(*t*) in the tokens on the
+///   array (not in its length), except removing a followed object, which checks in O(*n*)
+///   whether another occurrence remains.
+public final class ObservedArray<Element>: ObservableModel {
+    @usableFromInline
+    var storage: [Element]
+    let countSerial = makeCollectionSerial()
+    /// Fired by every mutation: `*`, change lists, ``snapshot``.
+    let contentsSerial = makeCollectionSerial()
+    let observation = ArrayObservation()
+
+    /// Creates an empty array.
+    public override init() {
+        storage = []
+        super.init()
+    }
+
+    /// Creates an array with the elements of a sequence. The new array has no observers.
+    ///
+    /// - Parameter elements: The elements, in order.
+    public init(_ elements: some Sequence<Element>) {
+        storage = Array(elements)
+        super.init()
+    }
+
+    /// The elements as a plain `Array`: a value that no longer changes and carries no
+    /// observers. Observing `\.snapshot` fires on every mutation.
+    public var snapshot: [Element] {
+        if isCapturingAccesses { recordCollectionAccess(serial: contentsSerial, valueType: [Element].self) }
+        return storage
+    }
+
+    /// The number of elements. Observing `\.count` fires only when it changes.
+    public var count: Int {
+        if isCapturingAccesses { recordCollectionAccess(serial: countSerial, valueType: Int.self) }
+        return storage.count
+    }
+
+    /// The element at `index`, or nil when the array is not that long. Unlike the plain
+    /// subscript it never traps, so `\.[ifPresent: 7]` can be observed before the array grows
+    /// to 8 elements: that is what ``observeElement(at:options:queue:fileID:line:_:)`` does.
+    ///
+    /// - Parameter index: Any index, also negative or beyond the end.
+    public subscript(ifPresent index: Int) -> Element? {
+        if isCapturingAccesses { recordIndexAccess(index, valueType: Element?.self) }
+        return storage.indices.contains(index) ? storage[index] : nil
+    }
+
+    func recordIndexAccess(_ index: Int, valueType: Any.Type) {
+        let serial = observation.withLock { $0.serial(forIndex: index) }
+        recordCollectionAccess(serial: serial, valueType: valueType)
+    }
+
+    /// The followed element for an object-following token (key path target).
+    subscript(following key: FollowKey) -> Element? {
+        let record = observation.withLock { $0.followed[key.objectID] }
+        if isCapturingAccesses, let record { recordCollectionAccess(serial: record.serial, valueType: Element?.self) }
+        guard let record, !record.left.load(ordering: .acquiring) else { return nil }
+        return storage.first { ObjectIdentifier($0 as AnyObject) == record.objectID }
+    }
+
+    @inline(__always)
+    private var hasTokens: Bool { _edgeCount.load(ordering: .relaxed) != 0 }
+
+    // MARK: Mutations
+
+    /// Replaces the elements in `subrange` with `newElements`; every other mutation goes
+    /// through here or through its in-place twin.
+    ///
+    /// - Complexity: O(*n* + *m*) like `Array`, plus O(*t*) in the tokens when observed.
+    public func replaceSubrange<C: Collection>(_ subrange: Range<Int>, with newElements: C)
+    where C.Element == Element {
+        guard hasTokens else {
+            storage.replaceSubrange(subrange, with: newElements)
+            return
+        }
+        let countBefore = storage.count
+        let removed = Array(storage[subrange])
+        storage.replaceSubrange(subrange, with: newElements)
+        didReplace(subrange, removed: removed, countBefore: countBefore)
+    }
+
+    /// Appends one element.
+    ///
+    /// - Complexity: Amortized O(1), plus O(*t*) in the tokens when observed (in the tokens
+    ///   on the array, whatever its length).
+    public func append(_ newElement: Element) {
+        storage.append(newElement)
+        guard hasTokens else { return }
+        didReplace(storage.count - 1..<storage.count - 1, removed: [], countBefore: storage.count - 1)
+    }
+
+    /// Appends the elements of a sequence: one change, so each affected token fires once.
+    public func append<S: Sequence>(contentsOf newElements: S) where S.Element == Element {
+        let countBefore = storage.count
+        storage.append(contentsOf: newElements)
+        guard hasTokens, storage.count != countBefore else { return }
+        didReplace(countBefore..<countBefore, removed: [], countBefore: countBefore)
+    }
+
+    /// Removes every element: one change.
+    public func removeAll(keepingCapacity keepCapacity: Bool = false) {
+        guard hasTokens else {
+            storage.removeAll(keepingCapacity: keepCapacity)
+            return
+        }
+        let removed = storage
+        storage.removeAll(keepingCapacity: keepCapacity)
+        didReplace(0..<removed.count, removed: removed, countBefore: removed.count)
+    }
+
+    /// Reserves room for `minimumCapacity` elements; not a change.
+    public func reserveCapacity(_ minimumCapacity: Int) {
+        storage.reserveCapacity(minimumCapacity)
+    }
+
+    /// Moves the element at `source` so that it ends up at `destination`: a reordering in
+    /// place. Object-following tokens follow it without firing; index-following tokens on the
+    /// indexes between the two fire; change lists report those indexes as replaced.
+    ///
+    /// - Parameters:
+    ///   - source: The element's index now.
+    ///   - destination: Its index after the move.
+    /// - Complexity: O(|*source* − *destination*|).
+    public func move(from source: Int, to destination: Int) {
+        guard source != destination else { return }
+        let range = Swift.min(source, destination)..<Swift.max(source, destination) + 1
+        var reordered = Array(storage[range])
+        let element = reordered.remove(at: source - range.lowerBound)
+        reordered.insert(element, at: destination - range.lowerBound)
+        replaceInPlace(range, with: reordered)
+    }
+
+    /// Overwrites `range` with the same number of elements: elements replaced, none removed.
+    func replaceInPlace(_ range: Range<Int>, with newElements: [Element]) {
+        precondition(range.count == newElements.count, "replaceInPlace needs as many elements as the range")
+        guard hasTokens else {
+            storage.replaceSubrange(range, with: newElements)
+            return
+        }
+        let removed = Array(storage[range])
+        storage.replaceSubrange(range, with: newElements)
+        didReplace(range, removed: removed, countBefore: storage.count)
+    }
+
+    // MARK: Telling the tokens
+
+    /// After `storage[range]` (in the array before the change, which had `countBefore`
+    /// elements) was replaced, by as many new elements as the count difference says: tells the
+    /// tokens on the count, the contents, the affected indexes and departed followed objects.
+    private func didReplace(_ range: Range<Int>, removed: [Element], countBefore: Int) {
+        let countAfter = storage.count
+        let insertedCount = countAfter - countBefore + range.count
+        // The indexes whose element changed.
+        var affected: [Range<Int>] = []
+        if insertedCount == range.count {
+            // In place: only elements that really changed count.
+            var start: Int?
+            for offset in 0..<range.count {
+                let index = range.lowerBound + offset
+                let same = _valuesAreIdentical(removed[offset], storage[index])
+                if !same, start == nil { start = index }
+                if same, let first = start {
+                    affected.append(first..<index)
+                    start = nil
+                }
+            }
+            if let first = start { affected.append(first..<range.upperBound) }
+            if affected.isEmpty { return }
+        } else {
+            affected = [range.lowerBound..<Swift.max(countBefore, countAfter)]
+        }
+        let followsObjects = Element.self is AnyObject.Type
+        let (indexSerials, candidates, logs) = observation.withLock {
+            state -> ([(index: Int, serial: UInt64)], [FollowRecord], [ChangeLogBox<ArrayChangeLog>]) in
+            var indexSerials: [(index: Int, serial: UInt64)] = []
+            if !state.indexSerials.isEmpty {
+                for (index, serial) in state.indexSerials where affected.contains(where: { $0.contains(index) }) {
+                    indexSerials.append((index, serial))
+                }
+            }
+            var candidates: [FollowRecord] = []
+            if followsObjects, !state.followed.isEmpty {
+                for element in removed {
+                    if let record = state.followed[ObjectIdentifier(element as AnyObject)] { candidates.append(record) }
+                }
+            }
+            return (indexSerials, candidates, state.logs.liveLogs())
+        }
+        for log in logs {
+            log.withLock { log in
+                if insertedCount == range.count {
+                    for run in affected {
+                        log.record(replacing: run, with: run.count, countBefore: countBefore)
+                    }
+                } else {
+                    log.record(replacing: range, with: insertedCount, countBefore: countBefore)
+                }
+            }
+        }
+        let departed = departedRecords(candidates)
+        // The value each changed thing had before, for change tokens (computed only if asked).
+        let lower = range.lowerBound
+        func oldElement(at index: Int) -> Element? {
+            guard index >= 0, index < countBefore else { return nil }
+            if index < lower { return storage[index] }
+            if index < range.upperBound { return removed[index - lower] }
+            return storage[index - range.count + insertedCount]
+        }
+        collectionDidChange(serial: contentsSerial) {
+            Array(self.storage[..<lower]) + removed + Array(self.storage[(lower + insertedCount)...])
+        }
+        if countBefore != countAfter { collectionDidChange(serial: countSerial) { countBefore } }
+        for (index, serial) in indexSerials { collectionDidChange(serial: serial) { oldElement(at: index) as Any } }
+        for record in departed { collectionDidChange(serial: record.serial) { () as Any } }
+    }
+
+    /// The followed records (of removed elements) whose element is no longer in the array;
+    /// marks them left and forgets them.
+    private func departedRecords(_ candidates: [FollowRecord]) -> [FollowRecord] {
+        guard !candidates.isEmpty else { return [] }
+        var departed: [FollowRecord]
+        if candidates.count == 1 {
+            let id = candidates[0].objectID
+            departed = storage.contains { ObjectIdentifier($0 as AnyObject) == id } ? [] : candidates
+        } else {
+            let present = Set(storage.lazy.map { ObjectIdentifier($0 as AnyObject) })
+            var seen = Set<ObjectIdentifier>()
+            departed = candidates.filter { !present.contains($0.objectID) && seen.insert($0.objectID).inserted }
+        }
+        guard !departed.isEmpty else { return [] }
+        observation.withLock { state in
+            for record in departed where state.followed[record.objectID] === record {
+                state.followed[record.objectID] = nil
+            }
+        }
+        for record in departed { record.left.store(true, ordering: .releasing) }
+        return departed
+    }
+}
+
+// MARK: - Standard protocols
+
+extension ObservedArray: RandomAccessCollection, MutableCollection, RangeReplaceableCollection {
+    public typealias Index = Int
+    public typealias Indices = Range<Int>
+    public typealias SubSequence = ArraySlice<Element>
+
+    /// Always 0.
+    public var startIndex: Int { 0 }
+
+    /// The count; reading it counts as reading ``count`` for tracking.
+    public var endIndex: Int { count }
+
+    /// The element at `position`; setting it replaces that element (a change only if the new
+    /// element is not identical to the old one).
+    public subscript(position: Int) -> Element {
+        get {
+            if isCapturingAccesses { recordIndexAccess(position, valueType: Element.self) }
+            return storage[position]
+        }
+        set {
+            guard hasTokens else {
+                storage[position] = newValue
+                return
+            }
+            replaceInPlace(position..<position + 1, with: [newValue])
+        }
+    }
+
+    /// The elements in `bounds`, as an `ArraySlice`; setting replaces them in one change.
+    public subscript(bounds: Range<Int>) -> ArraySlice<Element> {
+        get {
+            if isCapturingAccesses { recordCollectionAccess(serial: contentsSerial, valueType: [Element].self) }
+            return storage[bounds]
+        }
+        set {
+            if newValue.count == bounds.count {
+                replaceInPlace(bounds, with: Array(newValue))
+            } else {
+                replaceSubrange(bounds, with: newValue)
+            }
+        }
+    }
+
+    public func index(after i: Int) -> Int { i + 1 }
+    public func index(before i: Int) -> Int { i - 1 }
+
+    /// Swaps two elements in one change: object-following tokens don't fire.
+    public func swapAt(_ i: Int, _ j: Int) {
+        guard i != j else { return }
+        guard hasTokens else {
+            storage.swapAt(i, j)
+            return
+        }
+        let range = Swift.min(i, j)..<Swift.max(i, j) + 1
+        var reordered = Array(storage[range])
+        reordered.swapAt(i - range.lowerBound, j - range.lowerBound)
+        replaceInPlace(range, with: reordered)
+    }
+
+    /// Lets in-place algorithms (`sort()`, `reverse()`, `shuffle()`…) work on a contiguous
+    /// copy and apply the result as one change, in place.
+    public func withContiguousMutableStorageIfAvailable<R>(
+        _ body: (inout UnsafeMutableBufferPointer<Element>) throws -> R
+    ) rethrows -> R? {
+        var copy = storage
+        let result = try copy.withUnsafeMutableBufferPointer { try body(&$0) }
+        replaceInPlace(0..<copy.count, with: copy)
+        return result
+    }
+
+    public func withContiguousStorageIfAvailable<R>(_ body: (UnsafeBufferPointer<Element>) throws -> R) rethrows -> R? {
+        if isCapturingAccesses { recordCollectionAccess(serial: contentsSerial, valueType: [Element].self) }
+        return try storage.withUnsafeBufferPointer(body)
+    }
+}
+
+extension ObservedArray: ExpressibleByArrayLiteral {
+    /// Creates an array from a literal: `@Observed var items: ObservedArray<Item> = []`.
+    public convenience init(arrayLiteral elements: Element...) {
+        self.init(elements)
+    }
+}
+
+extension ObservedArray: Equatable where Element: Equatable {
+    /// Compares the elements; observers and identity don't count.
+    ///
+    /// > Note: Setting an `@Observed` property to another array compares by identity (`===`),
+    /// > as for every class, so a distinct array with equal elements still fires.
+    public static func == (lhs: ObservedArray, rhs: ObservedArray) -> Bool {
+        lhs.storage == rhs.storage
+    }
+}
+
+extension ObservedArray: Hashable where Element: Hashable {
+    /// Hashes the elements. Don't mutate an array while it is a key of a `Set` or `Dictionary`.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(storage)
+    }
+}
+
+extension ObservedArray: CustomStringConvertible {
+    public var description: String { storage.description }
+}
