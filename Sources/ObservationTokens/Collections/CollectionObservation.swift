@@ -12,12 +12,35 @@ func makeCollectionSerial() -> UInt64 {
 
 /// What every change log does: hand over the changes since the last delivery.
 protocol CollectionChangeLog {
-    associatedtype Changes: Sendable
+    associatedtype Changes
     init()
     mutating func take() -> Changes
 }
 
 extension ArrayChangeLog: CollectionChangeLog {}
+
+/// A public change list, made from what its log hands over.
+protocol ChangeList {
+    associatedtype Log: CollectionChangeLog
+    init(log changes: Log.Changes)
+}
+
+extension ArrayChanges: ChangeList {
+    typealias Log = ArrayChangeLog
+    init(log changes: ArrayChanges) { self = changes }
+}
+
+extension DictionaryChanges: ChangeList {
+    typealias Log = KeyedChangeLog<Key>
+    init(log changes: DictionaryChanges<Key>) { self = changes }
+}
+
+extension SetChanges: ChangeList {
+    typealias Log = KeyedChangeLog<Element>
+    init(log changes: DictionaryChanges<Element>) {
+        self.init(inserted: changes.inserted, removed: changes.removed)
+    }
+}
 
 /// One token's change log, shared by its subscription (which owns it) and the collection
 /// (which holds it weakly and writes every change into it).
@@ -45,15 +68,15 @@ extension Array {
 
 /// A subscription whose callback receives the collection and its changes since the last
 /// delivery (`*` with a change list).
-final class ChangeListSubscription<Model: ObservableModel, Log: CollectionChangeLog>: Subscription,
+final class ChangeListSubscription<Model: ObservableModel, Changes: ChangeList>: Subscription,
     @unchecked Sendable
 {  // see Subscription
-    @exclusivity(unchecked) private var callback: (@Sendable (Model, Log.Changes) -> Void)?
-    let log: ChangeLogBox<Log>
+    @exclusivity(unchecked) private var callback: (@Sendable (Model, Changes) -> Void)?
+    let log: ChangeLogBox<Changes.Log>
 
     init(
-        root: __shared Model, log: ChangeLogBox<Log>, options: ObservationOptions, queue: CoalescingQueue,
-        site: CreationSite, callback: @escaping @Sendable (Model, Log.Changes) -> Void
+        root: __shared Model, log: ChangeLogBox<Changes.Log>, options: ObservationOptions, queue: CoalescingQueue,
+        site: CreationSite, callback: @escaping @Sendable (Model, Changes) -> Void
     ) {
         self.callback = callback
         self.log = log
@@ -63,7 +86,7 @@ final class ChangeListSubscription<Model: ObservableModel, Log: CollectionChange
     }
 
     override func invoke(observer: AnyObject?, root: ObservableModel) {
-        let changes = log.withLock { $0.take() }
+        let changes = Changes(log: log.withLock { $0.take() })
         callback?(unsafeDowncast(root, to: Model.self), changes)
     }
 
