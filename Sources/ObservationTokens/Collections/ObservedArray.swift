@@ -151,6 +151,73 @@ public final class ObservedArray<Element>: ObservableModel {
         didReplace(0..<removed.count, removed: removed, countBefore: removed.count)
     }
 
+    // The class's own versions of `RangeReplaceableCollection`'s and `MutableCollection`'s
+    // mutating methods, so they can be called on a `let` reference; each is one change.
+
+    /// Inserts `newElement` at index `i`.
+    public func insert(_ newElement: Element, at i: Int) {
+        replaceSubrange(i..<i, with: CollectionOfOne(newElement))
+    }
+
+    /// Inserts the elements of `newElements` at index `i`: one change.
+    public func insert<C: Collection>(contentsOf newElements: C, at i: Int) where C.Element == Element {
+        replaceSubrange(i..<i, with: newElements)
+    }
+
+    /// Removes and returns the element at index `i`.
+    @discardableResult
+    public func remove(at i: Int) -> Element {
+        let element = storage[i]
+        replaceSubrange(i..<i + 1, with: EmptyCollection())
+        return element
+    }
+
+    /// Removes the elements in `bounds`: one change.
+    public func removeSubrange(_ bounds: Range<Int>) {
+        replaceSubrange(bounds, with: EmptyCollection())
+    }
+
+    /// Removes the elements in `bounds` (`removeSubrange(2...)`): one change.
+    public func removeSubrange(_ bounds: some RangeExpression<Int>) {
+        removeSubrange(bounds.relative(to: storage))
+    }
+
+    /// Removes and returns the first element; the array must not be empty.
+    @discardableResult
+    public func removeFirst() -> Element { remove(at: 0) }
+
+    /// Removes the first `k` elements: one change.
+    public func removeFirst(_ k: Int) { removeSubrange(0..<k) }
+
+    /// Removes and returns the last element; the array must not be empty.
+    @discardableResult
+    public func removeLast() -> Element { remove(at: storage.count - 1) }
+
+    /// Removes the last `k` elements: one change.
+    public func removeLast(_ k: Int) { removeSubrange(storage.count - k..<storage.count) }
+
+    /// Removes and returns the last element, or nil when empty.
+    public func popLast() -> Element? { storage.isEmpty ? nil : removeLast() }
+
+    /// Removes the elements that satisfy `shouldBeRemoved`: one change.
+    public func removeAll(where shouldBeRemoved: (Element) throws -> Bool) rethrows {
+        let kept = try storage.filter { try !shouldBeRemoved($0) }
+        guard kept.count != storage.count else { return }
+        replaceSubrange(0..<storage.count, with: kept)
+    }
+
+    /// Sorts the array in place: one change, reported as replacements.
+    public func sort(by areInIncreasingOrder: (Element, Element) throws -> Bool) rethrows {
+        var sorted = storage
+        try sorted.sort(by: areInIncreasingOrder)
+        replaceInPlace(0..<sorted.count, with: sorted)
+    }
+
+    /// Reverses the array in place: one change, reported as replacements.
+    public func reverse() {
+        replaceInPlace(0..<storage.count, with: storage.reversed())
+    }
+
     /// Reserves room for `minimumCapacity` elements; not a change.
     public func reserveCapacity(_ minimumCapacity: Int) {
         storage.reserveCapacity(minimumCapacity)
@@ -325,6 +392,12 @@ extension ObservedArray: RandomAccessCollection, MutableCollection, RangeReplace
         }
     }
 
+    /// The elements in a range expression (`items[2...]`); setting replaces them in one change.
+    public subscript<R: RangeExpression>(range: R) -> ArraySlice<Element> where R.Bound == Int {
+        get { self[range.relative(to: storage)] }
+        set { self[range.relative(to: storage)] = newValue }
+    }
+
     public func index(after i: Int) -> Int { i + 1 }
     public func index(before i: Int) -> Int { i - 1 }
 
@@ -380,6 +453,11 @@ extension ObservedArray: Hashable where Element: Hashable {
     public func hash(into hasher: inout Hasher) {
         hasher.combine(storage)
     }
+}
+
+extension ObservedArray where Element: Comparable {
+    /// Sorts the array in place: one change, reported as replacements.
+    public func sort() { sort(by: <) }
 }
 
 extension ObservedArray: CustomStringConvertible {

@@ -310,6 +310,9 @@ private let node = "RelHostileNode"
             .unsupportedComponent(let name, let errorPath, let position):
             #expect(errorPath == path)
             #expect(components.indices.contains(position - 1) && components[position - 1] == name)
+        case .indexOutOfRange(let index, _, let errorPath, let position):
+            #expect(errorPath == path)
+            #expect(components.indices.contains(position - 1) && components[position - 1] == String(index))
         }
     }
 }
