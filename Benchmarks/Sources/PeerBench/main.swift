@@ -42,6 +42,9 @@ while let argument = arguments.popFirst() {
 let workloads: [(id: String, run: (Settings) -> [Row])] = [
     ("W1", runW1), ("W2", runW2), ("W3", runW3), ("W4", runW4),
     ("W5", runW5), ("W6", runW6), ("W7", runW7), ("W8", runW8),
+    ("W12", runW12),
+    ("W13", runW13),
+    ("W14", runW14),
 ]
 
 var rows: [Row] = []

@@ -178,6 +178,19 @@ extension ObservableModel {
     }
 }
 
+extension TypedKey {
+    /// A key for a collection's synthetic storage whose reader reports the access without
+    /// reading the collection: tokens made through it can be created on any thread while
+    /// another thread mutates the collection. (`keyPath` still names the storage: its value
+    /// type must be `valueType`.)
+    static func synthetic(_ keyPath: AnyKeyPath, serial: UInt64, valueType: Any.Type) -> TypedKey {
+        TypedKey(keyPath: keyPath) { object, _ in
+            object.recordCollectionAccess(serial: serial, valueType: valueType)
+            return ()
+        }
+    }
+}
+
 /// Whether some thread is capturing key path accesses (one relaxed load).
 @inline(__always)
 var isCapturingAccesses: Bool { _accessCaptureCount.load(ordering: .relaxed) != 0 }

@@ -30,7 +30,7 @@ extension ObservedArray {
         let log = ChangeLogBox<ArrayChangeLog>()
         observation.withLock { $0.logs.append(WeakChangeLog(box: log)) }
         return _observe(
-            TypedKey(\ObservedArray.snapshot),
+            .synthetic(\ObservedArray.snapshot, serial: contentsSerial, valueType: [Element].self),
             subscription: ChangeListSubscription(
                 root: self, log: log, options: options.subtracting(.endpointChanges), queue: queue,
                 site: CreationSite(fileID: fileID, line: line), callback: callback))
@@ -69,7 +69,18 @@ extension ObservedArray {
         #if DEBUG
             if index < 0 { assertionFailure("observeElement(at: \(index)): use an index ≥ 0") }
         #endif
-        return observe(\.[ifPresent: index], options: options, queue: queue, fileID: fileID, line: line, callback)
+        // Like `observe(\.[ifPresent: index])`, without reading the array: index-following
+        // tokens can be made on any thread while another thread mutates the array.
+        let serial = observation.withLock { $0.serial(forIndex: index) }
+        let key =
+            options.contains(.endpointChanges)
+            ? TypedKey(\ObservedArray.[ifPresent: index])  // compares values read through it
+            : .synthetic(\ObservedArray.[ifPresent: index], serial: serial, valueType: Element?.self)
+        return _observe(
+            key,
+            subscription: _ModelSubscription(
+                root: self, target: .key(key, options: options), options: options, queue: queue,
+                site: CreationSite(fileID: fileID, line: line), callback: callback))
     }
 }
 

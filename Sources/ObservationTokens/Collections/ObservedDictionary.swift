@@ -203,7 +203,17 @@ extension ObservedDictionary {
         line: UInt = #line,
         _ callback: @escaping @Sendable (ObservedDictionary) -> Void
     ) -> ObservationToken {
-        observe(\.[key], options: options, queue: queue, fileID: fileID, line: line, callback)
+        // Like `observe(\.[key])`, without reading the dictionary (safe while another thread
+        // mutates it).
+        let typedKey =
+            options.contains(.endpointChanges)
+            ? TypedKey(\ObservedDictionary.[key])  // compares values read through it
+            : .synthetic(\ObservedDictionary.[key], serial: observation.serial(forKey: key), valueType: Value?.self)
+        return _observe(
+            typedKey,
+            subscription: _ModelSubscription(
+                root: self, target: .key(typedKey, options: options), options: options, queue: queue,
+                site: CreationSite(fileID: fileID, line: line), callback: callback))
     }
 
     /// Observes any mutation (`*`) and reports the keys inserted, removed and updated since the
@@ -229,7 +239,7 @@ extension ObservedDictionary {
         _ callback: @escaping @Sendable (ObservedDictionary, DictionaryChanges<Key>) -> Void
     ) -> ObservationToken {
         _observe(
-            TypedKey(\ObservedDictionary.snapshot),
+            .synthetic(\ObservedDictionary.snapshot, serial: observation.contentsSerial, valueType: [Key: Value].self),
             subscription: ChangeListSubscription(
                 root: self, log: observation.addLog(), options: options.subtracting(.endpointChanges), queue: queue,
                 site: CreationSite(fileID: fileID, line: line), callback: callback))

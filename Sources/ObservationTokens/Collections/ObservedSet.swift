@@ -265,7 +265,17 @@ extension ObservedSet {
         line: UInt = #line,
         _ callback: @escaping @Sendable (ObservedSet) -> Void
     ) -> ObservationToken {
-        observe(\.[contains: member], options: options, queue: queue, fileID: fileID, line: line, callback)
+        // Like `observe(\.[contains: member])`, without reading the set (safe while another
+        // thread mutates it).
+        let key =
+            options.contains(.endpointChanges)
+            ? TypedKey(\ObservedSet.[contains: member])  // compares values read through it
+            : .synthetic(\ObservedSet.[contains: member], serial: observation.serial(forKey: member), valueType: Bool.self)
+        return _observe(
+            key,
+            subscription: _ModelSubscription(
+                root: self, target: .key(key, options: options), options: options, queue: queue,
+                site: CreationSite(fileID: fileID, line: line), callback: callback))
     }
 
     /// Observes any mutation (`*`) and reports the members added and removed since the last
@@ -291,7 +301,7 @@ extension ObservedSet {
         _ callback: @escaping @Sendable (ObservedSet, SetChanges<Element>) -> Void
     ) -> ObservationToken {
         _observe(
-            TypedKey(\ObservedSet.snapshot),
+            .synthetic(\ObservedSet.snapshot, serial: observation.contentsSerial, valueType: Set<Element>.self),
             subscription: ChangeListSubscription(
                 root: self, log: observation.addLog(), options: options.subtracting(.endpointChanges), queue: queue,
                 site: CreationSite(fileID: fileID, line: line),

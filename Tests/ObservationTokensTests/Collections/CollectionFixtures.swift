@@ -38,3 +38,17 @@ final class CollLog<Entry: Sendable>: Sendable {
 
 /// `n` items titled "0", "1", ….
 func collItems(_ n: Int) -> [CollItem] { (0..<n).map { CollItem(String($0)) } }
+
+/// Hands collections to other threads for the threading test.
+///
+/// `@unchecked Sendable`: one thread mutates the contents; the others only create and end
+/// tokens, which the library synchronizes. That is the rule the library asks users to follow.
+final class CollShared: @unchecked Sendable {
+    let numbers: ObservedArray<Int>
+    let settings: ObservedDictionary<Int, Int>
+
+    init(numbers: ObservedArray<Int>, settings: ObservedDictionary<Int, Int>) {
+        self.numbers = numbers
+        self.settings = settings
+    }
+}
