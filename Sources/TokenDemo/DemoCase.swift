@@ -6,6 +6,7 @@ struct DemoCase: Sendable {
         case lifecycle = "Token lifecycle"
         case coalescing = "Coalescing and delivery"
         case keyPaths = "Key paths"
+        case collections = "Collections"
     }
 
     let name: String
@@ -31,7 +32,7 @@ struct DemoCase: Sendable {
     }
 
     /// Every case, in the order `swift run TokenDemo` runs them.
-    static let all: [DemoCase] = lifecycleCases + coalescingCases + keyPathCases
+    static let all: [DemoCase] = lifecycleCases + coalescingCases + keyPathCases + collectionCases
 
     /// The case with this name, if any.
     static func named(_ name: String) -> DemoCase? {

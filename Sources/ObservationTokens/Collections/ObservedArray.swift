@@ -199,11 +199,27 @@ public final class ObservedArray<Element>: ObservableModel {
     /// Removes and returns the last element, or nil when empty.
     public func popLast() -> Element? { storage.isEmpty ? nil : removeLast() }
 
-    /// Removes the elements that satisfy `shouldBeRemoved`: one change.
+    /// Removes the elements that satisfy `shouldBeRemoved`.
+    ///
+    /// Each run of adjacent removed elements is one change (last run first), so change lists
+    /// name exactly the removed indexes; queued tokens still fire once per tick, `.immediate`
+    /// ones once per run.
+    ///
+    /// - Complexity: O(*n*) without tokens; O(*n* × *runs*) with tokens.
     public func removeAll(where shouldBeRemoved: (Element) throws -> Bool) rethrows {
-        let kept = try storage.filter { try !shouldBeRemoved($0) }
-        guard kept.count != storage.count else { return }
-        replaceSubrange(0..<storage.count, with: kept)
+        guard hasTokens else {
+            try storage.removeAll(where: shouldBeRemoved)
+            return
+        }
+        var runs: [Range<Int>] = []
+        for index in storage.indices where try shouldBeRemoved(storage[index]) {
+            if let last = runs.last, last.upperBound == index {
+                runs[runs.count - 1] = last.lowerBound..<index + 1
+            } else {
+                runs.append(index..<index + 1)
+            }
+        }
+        for run in runs.reversed() { removeSubrange(run) }
     }
 
     /// Sorts the array in place: one change, reported as replacements.
@@ -257,8 +273,31 @@ public final class ObservedArray<Element>: ObservableModel {
     /// After `storage[range]` (in the array before the change, which had `countBefore`
     /// elements) was replaced, by as many new elements as the count difference says: tells the
     /// tokens on the count, the contents, the affected indexes and departed followed objects.
-    private func didReplace(_ range: Range<Int>, removed: [Element], countBefore: Int) {
+    private func didReplace(_ fullRange: Range<Int>, removed fullRemoved: [Element], countBefore: Int) {
         let countAfter = storage.count
+        var range = fullRange
+        var removed = fullRemoved
+        if countAfter - countBefore != 0 {
+            // Identical elements at either end of the replaced range didn't change (a
+            // `removeAll(where:)` replaces everything but removes only some): leave them out.
+            let newCount = countAfter - countBefore + range.count
+            var prefix = 0
+            while prefix < range.count, prefix < newCount,
+                _valuesAreIdentical(removed[prefix], storage[range.lowerBound + prefix])
+            {
+                prefix += 1
+            }
+            var suffix = 0
+            while suffix < range.count - prefix, suffix < newCount - prefix,
+                _valuesAreIdentical(removed[range.count - 1 - suffix], storage[range.lowerBound + newCount - 1 - suffix])
+            {
+                suffix += 1
+            }
+            if prefix + suffix > 0 {
+                range = range.lowerBound + prefix..<range.upperBound - suffix
+                removed = Array(removed[prefix..<removed.count - suffix])
+            }
+        }
         let insertedCount = countAfter - countBefore + range.count
         // The indexes whose element changed.
         var affected: [Range<Int>] = []
@@ -290,7 +329,7 @@ public final class ObservedArray<Element>: ObservableModel {
             }
             var candidates: [FollowRecord] = []
             if followsObjects, !state.followed.isEmpty {
-                for element in removed {
+                for element in fullRemoved {
                     if let record = state.followed[ObjectIdentifier(element as AnyObject)] { candidates.append(record) }
                 }
             }

@@ -405,3 +405,24 @@ struct SplitMix {
         return z ^ (z >> 31)
     }
 }
+
+@Suite("Observed arrays: precise bulk changes")
+struct ObservedArrayBulkTests {
+    @Test func removeAllWhereTouchesOnlyWhatItRemoves() {
+        let queue = CoalescingQueue(target: .manual)
+        let numbers = ObservedArray(0..<8)
+        let count = CoreCounter()
+        let log = CollLog<ArrayChanges>()
+        let tokens = [
+            numbers.observeElement(at: 1, queue: queue) { _ in count.increment() },
+            numbers.observeMutations(queue: queue) { _, changes in log.append(changes) },
+        ]
+        numbers.removeAll { $0 == 3 || $0 == 5 }  // index 1 keeps its element
+        #expect(queue.drain() == 1)
+        numbers.replaceSubrange(0..<3, with: [0, 1, 9, 2])  // [0, 1, 2] → [0, 1, 9, 2]: an insert at 2
+        #expect(queue.drain() == 1)
+        #expect(count.value == 0)
+        #expect(log.take() == [ArrayChanges(removed: [3, 5]), ArrayChanges(inserted: [2])])
+        withExtendedLifetime(tokens) {}
+    }
+}
