@@ -99,6 +99,15 @@ struct ArrayChangeLog {
             runs = count == 0 ? [] : [.kept(0..<count)]
         }
         guard !range.isEmpty || newCount > 0 else { return }
+        if range.isEmpty, range.lowerBound == count {
+            // Appending, the most common change: grow or add the last run, in place.
+            if let last = runs!.last, case .inserted(let inserted) = last {
+                runs![runs!.count - 1] = .inserted(inserted + newCount)
+            } else {
+                runs!.append(.inserted(newCount))
+            }
+            return
+        }
         var current = runs!
         // Cut the runs at the range's ends, so it covers whole runs `first..<last`.
         let first = Self.cut(&current, at: range.lowerBound)

@@ -7,7 +7,7 @@ struct ArrayObservationState {
     /// kept (a later token on the same index reuses it).
     var indexSerials: [Int: UInt64] = [:]
     /// Elements followed by object-following tokens; a record leaves when its element does.
-    var followed: [ObjectIdentifier: FollowRecord] = [:]
+    var followed: [ObjectIdentifier: FollowCell] = [:]
     var logs: [WeakChangeLog<ArrayChangeLog>] = []
 
     mutating func serial(forIndex index: Int) -> UInt64 {
@@ -17,11 +17,11 @@ struct ArrayObservationState {
         return serial
     }
 
-    mutating func record(following objectID: ObjectIdentifier) -> FollowRecord {
-        if let record = followed[objectID] { return record }
-        let record = FollowRecord(objectID: objectID)
-        followed[objectID] = record
-        return record
+    mutating func cell(following object: AnyObject, arrayID: ObjectIdentifier) -> FollowCell {
+        if let cell = followed[ObjectIdentifier(object)] { return cell }
+        let cell = FollowCell(object: object, arrayID: arrayID)
+        followed[ObjectIdentifier(object)] = cell
+        return cell
     }
 }
 

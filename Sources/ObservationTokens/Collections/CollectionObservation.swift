@@ -95,47 +95,29 @@ final class ChangeListSubscription<Model: ObservableModel, Changes: ChangeList>:
     }
 }
 
-/// An element followed by object-following tokens: the serial its tokens watch, and whether
-/// it has left the collection (which ends them).
-final class FollowRecord: Sendable {
-    let serial = makeCollectionSerial()
-    let objectID: ObjectIdentifier
-    let left = Atomic<Bool>(false)
-
-    init(objectID: ObjectIdentifier) {
-        self.objectID = objectID
-    }
-}
-
-/// Names a followed element in a key path (`\ObservedArray<Item>.[following: key]`), so an
-/// object-following token can be attached like any single-property token.
-struct FollowKey: Hashable, Sendable {
-    let objectID: ObjectIdentifier
-}
-
 /// A subscription that follows one element of an array as it moves, fires once when the
 /// element leaves, and then ends.
 final class FollowingSubscription<Element: AnyObject>: Subscription, @unchecked Sendable {  // see Subscription
     @exclusivity(unchecked) private var callback: (@Sendable (ObservedArray<Element>, Element?) -> Void)?
-    private weak var element: Element?
-    let record: FollowRecord
+    /// Keeps the cell (and so its registry, where this token's leaf edge is) alive.
+    let cell: FollowCell
 
     init(
-        root: __shared ObservedArray<Element>, element: Element, record: FollowRecord, options: ObservationOptions,
+        root: __shared ObservedArray<Element>, cell: FollowCell, options: ObservationOptions,
         queue: CoalescingQueue, site: CreationSite,
         callback: @escaping @Sendable (ObservedArray<Element>, Element?) -> Void
     ) {
         self.callback = callback
-        self.element = element
-        self.record = record
+        self.cell = cell
         super.init(
-            rootRegistry: root.registry, hasObserver: false, target: .property, options: options, queue: queue,
-            wantsOldValue: false, site: site)
+            rootRegistry: root.registry, hasObserver: false,
+            target: .paths([ObservedPath(steps: cell.steps(followersSerial: root.followersSerial))]),
+            options: options, queue: queue, wantsOldValue: false, site: site)
     }
 
     override func invoke(observer: AnyObject?, root: ObservableModel) {
-        let left = record.left.load(ordering: .acquiring)
-        callback?(unsafeDowncast(root, to: ObservedArray<Element>.self), element)
+        let left = cell.left.load(ordering: .acquiring)
+        callback?(unsafeDowncast(root, to: ObservedArray<Element>.self), cell.followedObject as? Element)
         // The element has left: this was the last delivery.
         if left { end() }
     }
@@ -154,11 +136,11 @@ protocol ObservedCollectionPaths: ObservableModel {
     var elementModels: [ObservableModel] { get }
     /// The step for an object-following component (`items.4`): follows the object at
     /// `index` now. Throws when there is none, or the collection can't follow objects.
-    func followingStep(at index: Int, path: String, position: Int) throws(KeyPathError) -> PathStep
+    func followingSteps(at index: Int, path: String, position: Int) throws(KeyPathError) -> [PathStep]
 }
 
 extension ObservedCollectionPaths {
-    func followingStep(at index: Int, path: String, position: Int) throws(KeyPathError) -> PathStep {
+    func followingSteps(at index: Int, path: String, position: Int) throws(KeyPathError) -> [PathStep] {
         throw .unsupportedComponent(String(index), path: path, position: position)
     }
 }

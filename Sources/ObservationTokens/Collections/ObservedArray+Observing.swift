@@ -121,14 +121,11 @@ extension ObservedArray where Element: AnyObject {
         guard storage.indices.contains(index) else {
             throw .indexOutOfRange(index, count: storage.count, path: String(index), position: 1)
         }
-        let element = storage[index]
-        let objectID = ObjectIdentifier(element)
-        let record = observation.withLock { $0.record(following: objectID) }
-        let key = FollowKey(objectID: objectID)
+        let arrayID = ObjectIdentifier(self)
+        let cell = observation.withLock { $0.cell(following: storage[index], arrayID: arrayID) }
         return _observe(
-            TypedKey(\ObservedArray.[following: key]),
-            subscription: FollowingSubscription(
-                root: self, element: element, record: record, options: options.subtracting(.endpointChanges),
+            FollowingSubscription(
+                root: self, cell: cell, options: options.subtracting(.endpointChanges),
                 queue: queue, site: CreationSite(fileID: fileID, line: line), callback: callback))
     }
 }
@@ -182,16 +179,16 @@ extension ObservedArray: ObservedCollectionPaths {
         return nil
     }
 
-    func followingStep(at index: Int, path: String, position: Int) throws(KeyPathError) -> PathStep {
+    func followingSteps(at index: Int, path: String, position: Int) throws(KeyPathError) -> [PathStep] {
         guard Element.self is AnyObject.Type else {
             throw .unsupportedComponent(String(index), path: path, position: position)
         }
         guard storage.indices.contains(index) else {
             throw .indexOutOfRange(index, count: storage.count, path: path, position: position)
         }
-        let objectID = ObjectIdentifier(storage[index] as AnyObject)
-        _ = observation.withLock { $0.record(following: objectID) }
-        return .key(TypedKey(\ObservedArray.[following: FollowKey(objectID: objectID)]))
+        let arrayID = ObjectIdentifier(self)
+        let cell = observation.withLock { $0.cell(following: storage[index] as AnyObject, arrayID: arrayID) }
+        return cell.steps(followersSerial: followersSerial)
     }
 
     var elementModels: [ObservableModel] {

@@ -49,6 +49,9 @@ public final class ObservedArray<Element>: ObservableModel {
     let countSerial = makeCollectionSerial()
     /// Fired by every mutation: `*`, change lists, ``snapshot``.
     let contentsSerial = makeCollectionSerial()
+    /// The edge all object-following tokens share on the array (their leaves are on
+    /// `FollowCell`s); never fired.
+    let followersSerial = makeCollectionSerial()
     let observation = ArrayObservation()
 
     /// Creates an empty array.
@@ -91,14 +94,6 @@ public final class ObservedArray<Element>: ObservableModel {
     func recordIndexAccess(_ index: Int, valueType: Any.Type) {
         let serial = observation.withLock { $0.serial(forIndex: index) }
         recordCollectionAccess(serial: serial, valueType: valueType)
-    }
-
-    /// The followed element for an object-following token (key path target).
-    subscript(following key: FollowKey) -> Element? {
-        let record = observation.withLock { $0.followed[key.objectID] }
-        if isCapturingAccesses, let record { recordCollectionAccess(serial: record.serial, valueType: Element?.self) }
-        guard let record, !record.left.load(ordering: .acquiring) else { return nil }
-        return storage.first { ObjectIdentifier($0 as AnyObject) == record.objectID }
     }
 
     @inline(__always)
@@ -300,51 +295,63 @@ public final class ObservedArray<Element>: ObservableModel {
         }
         let insertedCount = countAfter - countBefore + range.count
         // The indexes whose element changed.
-        var affected: [Range<Int>] = []
-        if insertedCount == range.count {
-            // In place: only elements that really changed count.
+        let inPlace = insertedCount == range.count
+        // In place, only elements that really changed count; otherwise every index from the
+        // range on (its elements shifted). The shifted case allocates nothing.
+        var changedRuns: [Range<Int>] = []
+        if inPlace {
             var start: Int?
             for offset in 0..<range.count {
                 let index = range.lowerBound + offset
                 let same = _valuesAreIdentical(removed[offset], storage[index])
                 if !same, start == nil { start = index }
                 if same, let first = start {
-                    affected.append(first..<index)
+                    changedRuns.append(first..<index)
                     start = nil
                 }
             }
-            if let first = start { affected.append(first..<range.upperBound) }
-            if affected.isEmpty { return }
-        } else {
-            affected = [range.lowerBound..<Swift.max(countBefore, countAfter)]
+            if let first = start { changedRuns.append(first..<range.upperBound) }
+            if changedRuns.isEmpty { return }
+        }
+        let shifted = range.lowerBound..<Swift.max(countBefore, countAfter)
+        func isAffected(_ index: Int) -> Bool {
+            inPlace ? changedRuns.contains { $0.contains(index) } : shifted.contains(index)
         }
         let followsObjects = Element.self is AnyObject.Type
-        let (indexSerials, candidates, logs) = observation.withLock {
-            state -> ([(index: Int, serial: UInt64)], [FollowRecord], [ChangeLogBox<ArrayChangeLog>]) in
+        let (indexSerials, candidates) = observation.withLock {
+            state -> ([(index: Int, serial: UInt64)], [FollowCell]) in
             var indexSerials: [(index: Int, serial: UInt64)] = []
             if !state.indexSerials.isEmpty {
-                for (index, serial) in state.indexSerials where affected.contains(where: { $0.contains(index) }) {
+                for (index, serial) in state.indexSerials where isAffected(index) {
                     indexSerials.append((index, serial))
                 }
             }
-            var candidates: [FollowRecord] = []
+            var candidates: [FollowCell] = []
             if followsObjects, !state.followed.isEmpty {
                 for element in fullRemoved {
-                    if let record = state.followed[ObjectIdentifier(element as AnyObject)] { candidates.append(record) }
+                    if let cell = state.followed[ObjectIdentifier(element as AnyObject)] { candidates.append(cell) }
                 }
             }
-            return (indexSerials, candidates, state.logs.liveLogs())
-        }
-        for log in logs {
-            log.withLock { log in
-                if insertedCount == range.count {
-                    for run in affected {
-                        log.record(replacing: run, with: run.count, countBefore: countBefore)
+            // Change logs are written under this lock (theirs nests inside; deliveries take only
+            // theirs), so a mutation allocates nothing for them.
+            if !state.logs.isEmpty {
+                var sawDeadLog = false
+                for entry in state.logs {
+                    guard let box = entry.box else {
+                        sawDeadLog = true
+                        continue
                     }
-                } else {
-                    log.record(replacing: range, with: insertedCount, countBefore: countBefore)
+                    box.withLock { log in
+                        if inPlace {
+                            for run in changedRuns { log.record(replacing: run, with: run.count, countBefore: countBefore) }
+                        } else {
+                            log.record(replacing: range, with: insertedCount, countBefore: countBefore)
+                        }
+                    }
                 }
+                if sawDeadLog { state.logs.removeAll { $0.box == nil } }
             }
+            return (indexSerials, candidates)
         }
         let departed = departedRecords(candidates)
         // The value each changed thing had before, for change tokens (computed only if asked).
@@ -360,14 +367,14 @@ public final class ObservedArray<Element>: ObservableModel {
         }
         if countBefore != countAfter { collectionDidChange(serial: countSerial) { countBefore } }
         for (index, serial) in indexSerials { collectionDidChange(serial: serial) { oldElement(at: index) as Any } }
-        for record in departed { collectionDidChange(serial: record.serial) { () as Any } }
+        for cell in departed { cell.collectionDidChange(serial: cell.serial) { () as Any } }
     }
 
     /// The followed records (of removed elements) whose element is no longer in the array;
     /// marks them left and forgets them.
-    private func departedRecords(_ candidates: [FollowRecord]) -> [FollowRecord] {
+    private func departedRecords(_ candidates: [FollowCell]) -> [FollowCell] {
         guard !candidates.isEmpty else { return [] }
-        var departed: [FollowRecord]
+        var departed: [FollowCell]
         if candidates.count == 1 {
             let id = candidates[0].objectID
             departed = storage.contains { ObjectIdentifier($0 as AnyObject) == id } ? [] : candidates
@@ -458,6 +465,7 @@ extension ObservedArray: RandomAccessCollection, MutableCollection, RangeReplace
     public func withContiguousMutableStorageIfAvailable<R>(
         _ body: (inout UnsafeMutableBufferPointer<Element>) throws -> R
     ) rethrows -> R? {
+        guard hasTokens else { return try storage.withUnsafeMutableBufferPointer { try body(&$0) } }
         var copy = storage
         let result = try copy.withUnsafeMutableBufferPointer { try body(&$0) }
         replaceInPlace(0..<copy.count, with: copy)

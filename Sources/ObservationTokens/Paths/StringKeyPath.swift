@@ -22,8 +22,8 @@ enum StringKeyPath {
                 steps.append(.wildcard)
                 continue
             }
-            if let step = try collectionStep(component, after: steps, root: root, path: path, position: position) {
-                steps.append(step)
+            if let collectionSteps = try collectionSteps(component, after: steps, root: root, path: path, position: position) {
+                steps.append(contentsOf: collectionSteps)
                 continue
             }
             guard isPropertyName(component) else {
@@ -37,12 +37,12 @@ enum StringKeyPath {
 
     /// A collection element component (`#4`, `&2`, or an object-following `4`, which is
     /// bound here to the object at that index now); nil for other components.
-    private static func collectionStep(
+    private static func collectionSteps(
         _ component: Substring, after steps: [PathStep], root: ObservableModel, path: String, position: Int
-    ) throws(KeyPathError) -> PathStep? {
+    ) throws(KeyPathError) -> [PathStep]? {
         let isNumber = { (text: Substring) in !text.isEmpty && text.allSatisfy { $0.isASCII && $0.isNumber } }
         if let first = component.first, first == "#" || first == "&", isNumber(component.dropFirst()) {
-            return .name(String(component))
+            return [.name(String(component))]
         }
         guard isNumber(component) else { return nil }
         let holder: Any? =
@@ -52,7 +52,7 @@ enum StringKeyPath {
         guard let collection = holder.flatMap(PathStep.model(in:)) as? any ObservedCollectionPaths,
             let index = Int(component)
         else { throw .unsupportedComponent(String(component), path: path, position: position) }
-        return try collection.followingStep(at: index, path: path, position: position)
+        return try collection.followingSteps(at: index, path: path, position: position)
     }
 
     /// Could be a Swift identifier: no whitespace, control characters or ASCII punctuation
