@@ -141,8 +141,11 @@ case "W3", "W4": w3w4()
 case "W5": w5()
 case "W6": w6(live: Int(CommandLine.arguments.dropFirst(2).first ?? "") ?? 1_000)
 case "W8": w8()
+case "W12": w12(size: Int(CommandLine.arguments.dropFirst(2).first ?? "") ?? 100_000)
+case "W13": w13()
+case "W14": w14()
 default:
-    let usage = "usage: ProfileTarget W1|W2|W3|W4|W5|W6 [live]|W8\n"
+    let usage = "usage: ProfileTarget W1|W2|W3|W4|W5|W6 [live]|W8|W12 [size]|W13|W14\n"
     _ = usage.utf8CString.withUnsafeBufferPointer { write(2, $0.baseAddress, $0.count - 1) }
     exit(64)
 }

@@ -8,7 +8,7 @@ struct ArrayObservationState {
     var indexSerials: [Int: UInt64] = [:]
     /// Elements followed by object-following tokens; a record leaves when its element does.
     var followed: [ObjectIdentifier: FollowCell] = [:]
-    var logs: [WeakChangeLog<ArrayChangeLog>] = []
+    var logs: [ChangeLogBox<ArrayChangeLog>] = []
 
     mutating func serial(forIndex index: Int) -> UInt64 {
         if let serial = indexSerials[index] { return serial }
@@ -25,7 +25,64 @@ struct ArrayObservationState {
     }
 }
 
-/// Locked ``ArrayObservationState``.
-final class ArrayObservation: Locked<ArrayObservationState>, @unchecked Sendable {  // see Locked
+/// Locked ``ArrayObservationState``, the array's synthetic serials, and how a change is told
+/// to the tokens.
+///
+/// Not generic, so the work of a mutation runs as compiled code, without the type metadata
+/// lookups that unspecialized generic code (the array's methods, called from another module)
+/// makes at every step.
+final class ArrayObservation: Locked<ArrayObservationState>, ChangeLogHolder, @unchecked Sendable {  // see Locked
+    let countSerial = makeCollectionSerial()
+    let contentsSerial = makeCollectionSerial()
+    let followersSerial = makeCollectionSerial()
+
     init() { super.init(state: ArrayObservationState()) }
+
+    func addLog() -> ChangeLogBox<ArrayChangeLog> {
+        let log = ChangeLogBox<ArrayChangeLog>()
+        withLock { $0.logs.append(log) }
+        return log
+    }
+
+    func removeLog(_ log: AnyObject) {
+        let removed = withLock { state in state.logs.firstIndex { $0 === log }.map { state.logs.remove(at: $0) } }
+        withExtendedLifetime(removed) {}  // released outside the lock
+    }
+
+    /// Tells the tokens on `owner` that `range` (in the array before, which had `countBefore`
+    /// elements) was replaced by `insertedCount` elements. `changedRuns`: for a change in
+    /// place, the indexes whose element really changed; nil when later elements shifted.
+    func tell(
+        _ owner: ObservableModel, range: Range<Int>, insertedCount: Int, countBefore: Int, countAfter: Int,
+        changedRuns: [Range<Int>]?, departed: [FollowCell], oldElement: (Int) -> Any, oldContents: () -> Any
+    ) {
+        let shifted = range.lowerBound..<Swift.max(countBefore, countAfter)
+        let indexSerials = withLock { state -> [(index: Int, serial: UInt64)] in
+            var indexSerials: [(index: Int, serial: UInt64)] = []
+            if !state.indexSerials.isEmpty {
+                for (index, serial) in state.indexSerials
+                where changedRuns.map({ $0.contains { $0.contains(index) } }) ?? shifted.contains(index) {
+                    indexSerials.append((index, serial))
+                }
+            }
+            // Change logs are written under this lock (theirs nests inside; deliveries take only
+            // theirs), so a mutation allocates nothing for them.
+            if !state.logs.isEmpty {
+                for box in state.logs {
+                    box.withLock { log in
+                        if let changedRuns {
+                            for run in changedRuns { log.record(replacing: run, with: run.count, countBefore: countBefore) }
+                        } else {
+                            log.record(replacing: range, with: insertedCount, countBefore: countBefore)
+                        }
+                    }
+                }
+            }
+            return indexSerials
+        }
+        owner.collectionDidChange(serial: contentsSerial, oldValue: oldContents)
+        if countBefore != countAfter { owner.collectionDidChange(serial: countSerial) { countBefore } }
+        for (index, serial) in indexSerials { owner.collectionDidChange(serial: serial) { oldElement(index) } }
+        for cell in departed { cell.collectionDidChange(serial: cell.serial) { () } }
+    }
 }

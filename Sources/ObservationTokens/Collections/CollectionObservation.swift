@@ -48,22 +48,10 @@ final class ChangeLogBox<Log: CollectionChangeLog>: Locked<Log>, @unchecked Send
     init() { super.init(state: Log()) }
 }
 
-/// The collection's weak reference to a change log.
-struct WeakChangeLog<Log: CollectionChangeLog> {
-    weak var box: ChangeLogBox<Log>?
-}
-
-extension Array {
-    /// The live change logs, dropping the ones whose tokens are gone. Under the collection's lock.
-    mutating func liveLogs<Log>() -> [ChangeLogBox<Log>] where Element == WeakChangeLog<Log> {
-        var live: [ChangeLogBox<Log>] = []
-        removeAll { entry in
-            guard let box = entry.box else { return true }
-            live.append(box)
-            return false
-        }
-        return live
-    }
+/// Where a collection keeps its change-list tokens' logs: strongly, so that writing one costs no
+/// weak-reference traffic; each token's subscription takes its log out when it ends.
+protocol ChangeLogHolder: AnyObject, Sendable {
+    func removeLog(_ log: AnyObject)
 }
 
 /// A subscription whose callback receives the collection and its changes since the last
@@ -73,13 +61,15 @@ final class ChangeListSubscription<Model: ObservableModel, Changes: ChangeList>:
 {  // see Subscription
     @exclusivity(unchecked) private var callback: (@Sendable (Model, Changes) -> Void)?
     let log: ChangeLogBox<Changes.Log>
+    let holder: any ChangeLogHolder
 
     init(
-        root: __shared Model, log: ChangeLogBox<Changes.Log>, options: ObservationOptions, queue: CoalescingQueue,
-        site: CreationSite, callback: @escaping @Sendable (Model, Changes) -> Void
+        root: __shared Model, log: ChangeLogBox<Changes.Log>, holder: any ChangeLogHolder, options: ObservationOptions,
+        queue: CoalescingQueue, site: CreationSite, callback: @escaping @Sendable (Model, Changes) -> Void
     ) {
         self.callback = callback
         self.log = log
+        self.holder = holder
         super.init(
             rootRegistry: root.registry, hasObserver: false, target: .property, options: options, queue: queue,
             wantsOldValue: false, site: site)
@@ -90,8 +80,10 @@ final class ChangeListSubscription<Model: ObservableModel, Changes: ChangeList>:
         callback?(unsafeDowncast(root, to: Model.self), changes)
     }
 
+    /// Runs once, when the token has ended: the collection stops writing this log.
     override func releaseCallback() {
         callback = nil
+        holder.removeLog(log)
     }
 }
 

@@ -3,7 +3,7 @@
 struct KeyedObservationState<Key: Hashable> {
     /// Serials of observed keys, created on first use (also before the key exists) and kept.
     var keySerials: [Key: UInt64] = [:]
-    var logs: [WeakChangeLog<KeyedChangeLog<Key>>] = []
+    var logs: [ChangeLogBox<KeyedChangeLog<Key>>] = []
 
     mutating func serial(forKey key: Key) -> UInt64 {
         if let serial = keySerials[key] { return serial }
@@ -23,7 +23,7 @@ struct KeyChange<Key: Hashable> {
 }
 
 /// Locked ``KeyedObservationState``, and how a keyed collection tells its tokens.
-final class KeyedObservation<Key: Hashable>: Locked<KeyedObservationState<Key>>, @unchecked Sendable {  // see Locked
+final class KeyedObservation<Key: Hashable>: Locked<KeyedObservationState<Key>>, ChangeLogHolder, @unchecked Sendable {  // see Locked
     let countSerial = makeCollectionSerial()
     /// Fired by every mutation: `*`, change lists, `snapshot`.
     let contentsSerial = makeCollectionSerial()
@@ -44,7 +44,7 @@ final class KeyedObservation<Key: Hashable>: Locked<KeyedObservationState<Key>>,
                     if let serial = state.keySerials[change.key] { serials.append((serial, change.oldValue)) }
                 }
             }
-            return (serials, state.logs.liveLogs())
+            return (serials, state.logs)
         }
         for log in logs {
             log.withLock { log in
@@ -62,8 +62,13 @@ final class KeyedObservation<Key: Hashable>: Locked<KeyedObservationState<Key>>,
 
     func addLog() -> ChangeLogBox<KeyedChangeLog<Key>> {
         let log = ChangeLogBox<KeyedChangeLog<Key>>()
-        withLock { $0.logs.append(WeakChangeLog(box: log)) }
+        withLock { $0.logs.append(log) }
         return log
+    }
+
+    func removeLog(_ log: AnyObject) {
+        let removed = withLock { state in state.logs.firstIndex { $0 === log }.map { state.logs.remove(at: $0) } }
+        withExtendedLifetime(removed) {}  // released outside the lock
     }
 }
 

@@ -27,12 +27,11 @@ extension ObservedArray {
         line: UInt = #line,
         _ callback: @escaping @Sendable (ObservedArray, ArrayChanges) -> Void
     ) -> ObservationToken {
-        let log = ChangeLogBox<ArrayChangeLog>()
-        observation.withLock { $0.logs.append(WeakChangeLog(box: log)) }
+        let log = observation.addLog()
         return _observe(
             .synthetic(\ObservedArray.snapshot, serial: contentsSerial, valueType: [Element].self),
             subscription: ChangeListSubscription(
-                root: self, log: log, options: options.subtracting(.endpointChanges), queue: queue,
+                root: self, log: log, holder: observation, options: options.subtracting(.endpointChanges), queue: queue,
                 site: CreationSite(fileID: fileID, line: line), callback: callback))
     }
 

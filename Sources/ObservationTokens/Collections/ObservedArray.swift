@@ -1,3 +1,5 @@
+import Synchronization
+
 /// An array whose changes can be observed with tokens: its count, any mutation with a change
 /// list, the element at an index, an element as it moves, and a property of every element.
 ///
@@ -44,15 +46,19 @@
 ///   array (not in its length), except removing a followed object, which checks in O(*n*)
 ///   whether another occurrence remains.
 public final class ObservedArray<Element>: ObservableModel {
-    @usableFromInline
+    /// The elements. Not synchronized, like `@Observed` values (see the note above), so the
+    /// runtime's exclusivity check is left out.
+    @usableFromInline @exclusivity(unchecked)
     var storage: [Element]
-    let countSerial = makeCollectionSerial()
+    let observation = ArrayObservation()
+    var countSerial: UInt64 { observation.countSerial }
     /// Fired by every mutation: `*`, change lists, ``snapshot``.
-    let contentsSerial = makeCollectionSerial()
+    var contentsSerial: UInt64 { observation.contentsSerial }
     /// The edge all object-following tokens share on the array (their leaves are on
     /// `FollowCell`s); never fired.
-    let followersSerial = makeCollectionSerial()
-    let observation = ArrayObservation()
+    var followersSerial: UInt64 { observation.followersSerial }
+    /// Whether elements are objects that object-following tokens may follow (checked once).
+    private let followsObjects = Element.self is AnyObject.Type
 
     /// Creates an empty array.
     public override init() {
@@ -121,10 +127,24 @@ public final class ObservedArray<Element>: ObservableModel {
     ///
     /// - Complexity: Amortized O(1), plus O(*t*) in the tokens when observed (in the tokens
     ///   on the array, whatever its length).
+    @inlinable
     public func append(_ newElement: Element) {
+        // Inlinable, so the store is specialized for the element type in the caller's module.
         storage.append(newElement)
-        guard hasTokens else { return }
-        didReplace(storage.count - 1..<storage.count - 1, removed: [], countBefore: storage.count - 1)
+        if _edgeCount.load(ordering: .relaxed) != 0 { _didAppend() }
+    }
+
+    /// The observed half of `append(_:)`: one element was appended. Nothing here depends on the
+    /// element type, so it goes straight to the non-generic notification.
+    @usableFromInline
+    final func _didAppend() {
+        let countAfter = storage.count
+        let countBefore = countAfter - 1
+        observation.tell(
+            self, range: countBefore..<countBefore, insertedCount: 1, countBefore: countBefore,
+            countAfter: countAfter, changedRuns: nil, departed: [],
+            oldElement: { index in (index < countBefore ? self.storage[index] : nil) as Any },
+            oldContents: { Array(self.storage.dropLast()) })
     }
 
     /// Appends the elements of a sequence: one change, so each affected token fires once.
@@ -313,45 +333,12 @@ public final class ObservedArray<Element>: ObservableModel {
             if let first = start { changedRuns.append(first..<range.upperBound) }
             if changedRuns.isEmpty { return }
         }
-        let shifted = range.lowerBound..<Swift.max(countBefore, countAfter)
-        func isAffected(_ index: Int) -> Bool {
-            inPlace ? changedRuns.contains { $0.contains(index) } : shifted.contains(index)
-        }
-        let followsObjects = Element.self is AnyObject.Type
-        let (indexSerials, candidates) = observation.withLock {
-            state -> ([(index: Int, serial: UInt64)], [FollowCell]) in
-            var indexSerials: [(index: Int, serial: UInt64)] = []
-            if !state.indexSerials.isEmpty {
-                for (index, serial) in state.indexSerials where isAffected(index) {
-                    indexSerials.append((index, serial))
-                }
+        var candidates: [FollowCell] = []
+        if followsObjects, !fullRemoved.isEmpty {
+            candidates = observation.withLock { state in
+                guard !state.followed.isEmpty else { return [] }
+                return fullRemoved.compactMap { state.followed[ObjectIdentifier($0 as AnyObject)] }
             }
-            var candidates: [FollowCell] = []
-            if followsObjects, !state.followed.isEmpty {
-                for element in fullRemoved {
-                    if let cell = state.followed[ObjectIdentifier(element as AnyObject)] { candidates.append(cell) }
-                }
-            }
-            // Change logs are written under this lock (theirs nests inside; deliveries take only
-            // theirs), so a mutation allocates nothing for them.
-            if !state.logs.isEmpty {
-                var sawDeadLog = false
-                for entry in state.logs {
-                    guard let box = entry.box else {
-                        sawDeadLog = true
-                        continue
-                    }
-                    box.withLock { log in
-                        if inPlace {
-                            for run in changedRuns { log.record(replacing: run, with: run.count, countBefore: countBefore) }
-                        } else {
-                            log.record(replacing: range, with: insertedCount, countBefore: countBefore)
-                        }
-                    }
-                }
-                if sawDeadLog { state.logs.removeAll { $0.box == nil } }
-            }
-            return (indexSerials, candidates)
         }
         let departed = departedRecords(candidates)
         // The value each changed thing had before, for change tokens (computed only if asked).
@@ -362,12 +349,11 @@ public final class ObservedArray<Element>: ObservableModel {
             if index < range.upperBound { return removed[index - lower] }
             return storage[index - range.count + insertedCount]
         }
-        collectionDidChange(serial: contentsSerial) {
-            Array(self.storage[..<lower]) + removed + Array(self.storage[(lower + insertedCount)...])
-        }
-        if countBefore != countAfter { collectionDidChange(serial: countSerial) { countBefore } }
-        for (index, serial) in indexSerials { collectionDidChange(serial: serial) { oldElement(at: index) as Any } }
-        for cell in departed { cell.collectionDidChange(serial: cell.serial) { () as Any } }
+        observation.tell(
+            self, range: range, insertedCount: insertedCount, countBefore: countBefore, countAfter: countAfter,
+            changedRuns: inPlace ? changedRuns : nil, departed: departed,
+            oldElement: { oldElement(at: $0) as Any },
+            oldContents: { Array(self.storage[..<lower]) + removed + Array(self.storage[(lower + insertedCount)...]) })
     }
 
     /// The followed records (of removed elements) whose element is no longer in the array;

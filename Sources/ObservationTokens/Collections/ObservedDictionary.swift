@@ -241,7 +241,7 @@ extension ObservedDictionary {
         _observe(
             .synthetic(\ObservedDictionary.snapshot, serial: observation.contentsSerial, valueType: [Key: Value].self),
             subscription: ChangeListSubscription(
-                root: self, log: observation.addLog(), options: options.subtracting(.endpointChanges), queue: queue,
+                root: self, log: observation.addLog(), holder: observation, options: options.subtracting(.endpointChanges), queue: queue,
                 site: CreationSite(fileID: fileID, line: line), callback: callback))
     }
 }

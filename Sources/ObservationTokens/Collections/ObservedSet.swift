@@ -303,7 +303,7 @@ extension ObservedSet {
         _observe(
             .synthetic(\ObservedSet.snapshot, serial: observation.contentsSerial, valueType: Set<Element>.self),
             subscription: ChangeListSubscription(
-                root: self, log: observation.addLog(), options: options.subtracting(.endpointChanges), queue: queue,
+                root: self, log: observation.addLog(), holder: observation, options: options.subtracting(.endpointChanges), queue: queue,
                 site: CreationSite(fileID: fileID, line: line),
                 callback: callback))
     }

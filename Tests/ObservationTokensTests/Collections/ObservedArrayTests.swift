@@ -345,7 +345,10 @@ struct ObservedArrayTests {
         #expect(queue.drain() == 0)
         #expect(copy.attachedEdgeCount == 0)
         #expect(numbers.attachedEdgeCount == 1)
-        withExtendedLifetime(token) {}
+        #expect(numbers.observation.withLock { $0.logs.count } == 1)
+        token.invalidate()
+        // An ended change-list token's log is no longer written.
+        #expect(numbers.observation.withLock { $0.logs.count } == 0)
     }
 
     @Test func tokensRetainNeitherTheArrayNorFollowedObjects() throws {
