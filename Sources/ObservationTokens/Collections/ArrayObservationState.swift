@@ -9,6 +9,8 @@ struct ArrayObservationState {
     /// Elements followed by object-following tokens; a record leaves when its element does.
     var followed: [ObjectIdentifier: FollowCell] = [:]
     var logs: [ChangeLogBox<ArrayChangeLog>] = []
+    /// Indexes watched by `observeElement(at:)`, created on first use and kept.
+    var indexCells: [Int: IndexCell] = [:]
 
     mutating func serial(forIndex index: Int) -> UInt64 {
         if let serial = indexSerials[index] { return serial }
@@ -35,6 +37,7 @@ final class ArrayObservation: Locked<ArrayObservationState>, ChangeLogHolder, @u
     let countSerial = makeCollectionSerial()
     let contentsSerial = makeCollectionSerial()
     let followersSerial = makeCollectionSerial()
+    let indexersSerial = makeCollectionSerial()
 
     init() { super.init(state: ArrayObservationState()) }
 
@@ -57,13 +60,19 @@ final class ArrayObservation: Locked<ArrayObservationState>, ChangeLogHolder, @u
         changedRuns: [Range<Int>]?, departed: [FollowCell], oldElement: (Int) -> Any, oldContents: () -> Any
     ) {
         let shifted = range.lowerBound..<Swift.max(countBefore, countAfter)
-        let indexSerials = withLock { state -> [(index: Int, serial: UInt64)] in
+        func isAffected(_ index: Int) -> Bool {
+            changedRuns.map { $0.contains { $0.contains(index) } } ?? shifted.contains(index)
+        }
+        let (indexSerials, cells) = withLock { state -> ([(index: Int, serial: UInt64)], [IndexCell]) in
             var indexSerials: [(index: Int, serial: UInt64)] = []
             if !state.indexSerials.isEmpty {
-                for (index, serial) in state.indexSerials
-                where changedRuns.map({ $0.contains { $0.contains(index) } }) ?? shifted.contains(index) {
+                for (index, serial) in state.indexSerials where isAffected(index) {
                     indexSerials.append((index, serial))
                 }
+            }
+            var cells: [IndexCell] = []
+            if !state.indexCells.isEmpty {
+                for (index, cell) in state.indexCells where isAffected(index) { cells.append(cell) }
             }
             // Change logs are written under this lock (theirs nests inside; deliveries take only
             // theirs), so a mutation allocates nothing for them.
@@ -78,11 +87,12 @@ final class ArrayObservation: Locked<ArrayObservationState>, ChangeLogHolder, @u
                     }
                 }
             }
-            return indexSerials
+            return (indexSerials, cells)
         }
         owner.collectionDidChange(serial: contentsSerial, oldValue: oldContents)
         if countBefore != countAfter { owner.collectionDidChange(serial: countSerial) { countBefore } }
         for (index, serial) in indexSerials { owner.collectionDidChange(serial: serial) { oldElement(index) } }
+        for cell in cells { cell.collectionDidChange(serial: cell.serial) { oldElement(cell.index) } }
         for cell in departed { cell.collectionDidChange(serial: cell.serial) { () } }
     }
 }

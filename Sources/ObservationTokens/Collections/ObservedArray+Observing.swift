@@ -68,17 +68,22 @@ extension ObservedArray {
         #if DEBUG
             if index < 0 { assertionFailure("observeElement(at: \(index)): use an index ≥ 0") }
         #endif
-        // Like `observe(\.[ifPresent: index])`, without reading the array: index-following
-        // tokens can be made on any thread while another thread mutates the array.
-        let serial = observation.withLock { $0.serial(forIndex: index) }
-        let key =
-            options.contains(.endpointChanges)
-            ? TypedKey(\ObservedArray.[ifPresent: index])  // compares values read through it
-            : .synthetic(\ObservedArray.[ifPresent: index], serial: serial, valueType: Element?.self)
+        // The token's leaf is on a cell of its own (see `IndexCell`); nothing reads the array,
+        // so it can be made on any thread while another thread mutates the array.
+        let arrayID = ObjectIdentifier(self)
+        let cell = observation.withLock { state in
+            if let cell = state.indexCells[index] { return cell }
+            let cell = IndexCell(index: index, arrayID: arrayID) { [weak self] index in
+                guard let self, self.storage.indices.contains(index) else { return nil }
+                return self.storage[index]
+            }
+            state.indexCells[index] = cell
+            return cell
+        }
         return _observe(
-            key,
-            subscription: _ModelSubscription(
-                root: self, target: .key(key, options: options), options: options, queue: queue,
+            _ModelSubscription(
+                root: self, target: .paths([ObservedPath(steps: cell.steps(indexersSerial: observation.indexersSerial, reading: options.contains(.endpointChanges)))]),
+                options: options, queue: queue,
                 site: CreationSite(fileID: fileID, line: line), callback: callback))
     }
 }

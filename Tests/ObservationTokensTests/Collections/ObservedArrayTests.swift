@@ -429,3 +429,24 @@ struct ObservedArrayBulkTests {
         withExtendedLifetime(tokens) {}
     }
 }
+
+@Suite("Observed arrays: index-following options")
+struct ObservedArrayIndexOptionTests {
+    @Test func endpointChangesSkipsShiftsThatLeaveAnEqualElement() {
+        let queue = CoalescingQueue(target: .manual)
+        let numbers: ObservedArray<Int> = [1, 1, 2]
+        let plain = CoreCounter()
+        let endpoint = CoreCounter()
+        let tokens = [
+            numbers.observeElement(at: 1, queue: queue) { _ in plain.increment() },
+            numbers.observeElement(at: 1, options: .endpointChanges, queue: queue) { _ in endpoint.increment() },
+        ]
+        numbers.insert(1, at: 0)  // index 1 shifts, but still holds a 1
+        #expect(queue.drain() == 1)
+        numbers.remove(at: 0)
+        numbers.remove(at: 0)  // index 1 now holds 2
+        #expect(queue.drain() == 2)
+        #expect([plain.value, endpoint.value] == [2, 1])
+        withExtendedLifetime(tokens) {}
+    }
+}
