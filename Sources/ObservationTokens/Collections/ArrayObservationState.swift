@@ -1,3 +1,5 @@
+import Synchronization
+
 /// The observation bookkeeping of one ``ObservedArray``, under its lock: serials for the
 /// indexes and followed elements that tokens watch, and the change logs of change-list tokens.
 ///
@@ -38,6 +40,10 @@ final class ArrayObservation: Locked<ArrayObservationState>, ChangeLogHolder, @u
     let contentsSerial = makeCollectionSerial()
     let followersSerial = makeCollectionSerial()
     let indexersSerial = makeCollectionSerial()
+    /// Whether a token or tracking closure has ever resolved `count` on this array: until then
+    /// a mutation doesn't notify the count (which saves a registry lookup per append). It
+    /// never goes back to false, so it can't miss a token that resolved it earlier.
+    let countWasObserved = Atomic<Bool>(false)
 
     init() { super.init(state: ArrayObservationState()) }
 
@@ -63,16 +69,15 @@ final class ArrayObservation: Locked<ArrayObservationState>, ChangeLogHolder, @u
         func isAffected(_ index: Int) -> Bool {
             changedRuns.map { $0.contains { $0.contains(index) } } ?? shifted.contains(index)
         }
-        let (indexSerials, cells) = withLock { state -> ([(index: Int, serial: UInt64)], [IndexCell]) in
-            var indexSerials: [(index: Int, serial: UInt64)] = []
+        // Optional arrays: the common case (no watched index) creates and releases nothing.
+        let (indexSerials, cells) = withLock { state -> ([(index: Int, serial: UInt64)]?, [IndexCell]?) in
+            var indexSerials: [(index: Int, serial: UInt64)]?
             if !state.indexSerials.isEmpty {
-                for (index, serial) in state.indexSerials where isAffected(index) {
-                    indexSerials.append((index, serial))
-                }
+                indexSerials = state.indexSerials.filter { isAffected($0.key) }.map { ($0.key, $0.value) }
             }
-            var cells: [IndexCell] = []
+            var cells: [IndexCell]?
             if !state.indexCells.isEmpty {
-                for (index, cell) in state.indexCells where isAffected(index) { cells.append(cell) }
+                cells = state.indexCells.filter { isAffected($0.key) }.map(\.value)
             }
             // Change logs are written under this lock (theirs nests inside; deliveries take only
             // theirs), so a mutation allocates nothing for them.
@@ -90,9 +95,15 @@ final class ArrayObservation: Locked<ArrayObservationState>, ChangeLogHolder, @u
             return (indexSerials, cells)
         }
         owner.collectionDidChange(serial: contentsSerial, oldValue: oldContents)
-        if countBefore != countAfter { owner.collectionDidChange(serial: countSerial) { countBefore } }
-        for (index, serial) in indexSerials { owner.collectionDidChange(serial: serial) { oldElement(index) } }
-        for cell in cells { cell.collectionDidChange(serial: cell.serial) { oldElement(cell.index) } }
+        if countBefore != countAfter, countWasObserved.load(ordering: .acquiring) {
+            owner.collectionDidChange(serial: countSerial) { countBefore }
+        }
+        if let indexSerials {
+            for (index, serial) in indexSerials { owner.collectionDidChange(serial: serial) { oldElement(index) } }
+        }
+        if let cells {
+            for cell in cells { cell.collectionDidChange(serial: cell.serial) { oldElement(cell.index) } }
+        }
         for cell in departed { cell.collectionDidChange(serial: cell.serial) { () } }
     }
 }

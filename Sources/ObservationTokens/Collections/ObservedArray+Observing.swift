@@ -175,7 +175,10 @@ extension ObservedArray: ObservedCollectionPaths {
     /// `count`, `#4` (index-following); object-following components are turned into follow
     /// keys when the path is parsed.
     func resolve(component: String) -> (serial: UInt64, value: Any)? {
-        if component == "count" { return (countSerial, storage.count) }
+        if component == "count" {
+            observation.countWasObserved.store(true, ordering: .releasing)
+            return (countSerial, storage.count)
+        }
         if component.first == "#", let index = Int(component.dropFirst()), index >= 0 {
             let serial = observation.withLock { $0.serial(forIndex: index) }
             return (serial, storage.indices.contains(index) ? storage[index] as Any : Element?.none as Any)

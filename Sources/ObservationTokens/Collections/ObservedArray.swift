@@ -83,7 +83,10 @@ public final class ObservedArray<Element>: ObservableModel {
 
     /// The number of elements. Observing `\.count` fires only when it changes.
     public var count: Int {
-        if isCapturingAccesses { recordCollectionAccess(serial: countSerial, valueType: Int.self) }
+        if isCapturingAccesses {
+            observation.countWasObserved.store(true, ordering: .releasing)
+            recordCollectionAccess(serial: countSerial, valueType: Int.self)
+        }
         return storage.count
     }
 
