@@ -96,7 +96,9 @@ extension DemoCase {
         timeline.step("inbox.rows = [a, b, c, d]")
         let token = inbox.rows.observeMutations(queue: queue) { rows, changes in
             seen.append(changes)
-            timeline.callback("rows are \(rows.map(\.title)); delete \(changes.removed), insert \(changes.inserted), reload \(changes.replaced)")
+            timeline.callback(
+                "rows are \(rows.map(\.title)); delete \(changes.removed), insert \(changes.inserted), reload \(changes.replaced)"
+            )
         }
         timeline.step("let token = inbox.rows.observeMutations { rows, changes in tableView.performBatchUpdates … }")
 

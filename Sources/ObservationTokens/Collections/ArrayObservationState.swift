@@ -85,7 +85,9 @@ final class ArrayObservation: Locked<ArrayObservationState>, ChangeLogHolder, @u
                 for box in state.logs {
                     box.withLock { log in
                         if let changedRuns {
-                            for run in changedRuns { log.record(replacing: run, with: run.count, countBefore: countBefore) }
+                            for run in changedRuns {
+                                log.record(replacing: run, with: run.count, countBefore: countBefore)
+                            }
                         } else {
                             log.record(replacing: range, with: insertedCount, countBefore: countBefore)
                         }

@@ -38,7 +38,9 @@ final class FollowCell: ObservableModel, @unchecked Sendable {  // immutable, or
             object.recordCollectionAccess(serial: followersSerial, valueType: FollowCell.self)
             return self
         }
-        return [.key(toCell), .key(TypedKey(keyPath: \FollowCell.element) { cell, _ in (cell as? FollowCell)?.element })]
+        return [
+            .key(toCell), .key(TypedKey(keyPath: \FollowCell.element) { cell, _ in (cell as? FollowCell)?.element }),
+        ]
     }
 
     /// Names the first step's key path (its value type is what the step reports).

@@ -23,7 +23,8 @@ struct KeyChange<Key: Hashable> {
 }
 
 /// Locked ``KeyedObservationState``, and how a keyed collection tells its tokens.
-final class KeyedObservation<Key: Hashable>: Locked<KeyedObservationState<Key>>, ChangeLogHolder, @unchecked Sendable {  // see Locked
+final class KeyedObservation<Key: Hashable>: Locked<KeyedObservationState<Key>>, ChangeLogHolder, @unchecked Sendable
+{  // see Locked
     let countSerial = makeCollectionSerial()
     /// Fired by every mutation: `*`, change lists, `snapshot`.
     let contentsSerial = makeCollectionSerial()
@@ -37,7 +38,8 @@ final class KeyedObservation<Key: Hashable>: Locked<KeyedObservationState<Key>>,
         oldContents: () -> Any
     ) {
         guard !changes.isEmpty else { return }
-        let (serials, logs) = withLock { state -> ([(serial: UInt64, oldValue: Any)], [ChangeLogBox<KeyedChangeLog<Key>>]) in
+        let (serials, logs) = withLock {
+            state -> ([(serial: UInt64, oldValue: Any)], [ChangeLogBox<KeyedChangeLog<Key>>]) in
             var serials: [(serial: UInt64, oldValue: Any)] = []
             if !state.keySerials.isEmpty {
                 for change in changes {
@@ -48,7 +50,9 @@ final class KeyedObservation<Key: Hashable>: Locked<KeyedObservationState<Key>>,
         }
         for log in logs {
             log.withLock { log in
-                for change in changes { log.record(change.key, wasPresent: change.wasPresent, isPresent: change.isPresent) }
+                for change in changes {
+                    log.record(change.key, wasPresent: change.wasPresent, isPresent: change.isPresent)
+                }
             }
         }
         owner.collectionDidChange(serial: contentsSerial, oldValue: oldContents)

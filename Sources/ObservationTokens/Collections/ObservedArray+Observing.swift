@@ -82,7 +82,12 @@ extension ObservedArray {
         }
         return _observe(
             _ModelSubscription(
-                root: self, target: .paths([ObservedPath(steps: cell.steps(indexersSerial: observation.indexersSerial, reading: options.contains(.endpointChanges)))]),
+                root: self,
+                target: .paths([
+                    ObservedPath(
+                        steps: cell.steps(
+                            indexersSerial: observation.indexersSerial, reading: options.contains(.endpointChanges)))
+                ]),
                 options: options, queue: queue,
                 site: CreationSite(fileID: fileID, line: line), callback: callback))
     }

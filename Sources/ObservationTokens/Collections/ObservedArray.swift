@@ -307,7 +307,8 @@ public final class ObservedArray<Element>: ObservableModel {
             }
             var suffix = 0
             while suffix < range.count - prefix, suffix < newCount - prefix,
-                _valuesAreIdentical(removed[range.count - 1 - suffix], storage[range.lowerBound + newCount - 1 - suffix])
+                _valuesAreIdentical(
+                    removed[range.count - 1 - suffix], storage[range.lowerBound + newCount - 1 - suffix])
             {
                 suffix += 1
             }

@@ -106,7 +106,8 @@ public final class ObservedDictionary<Key: Hashable, Value>: ObservableModel {
     public func updateValue(_ value: Value, forKey key: Key) -> Value? {
         let old = storage.updateValue(value, forKey: key)
         if hasTokens, old.map({ !_valuesAreIdentical($0, value) }) ?? true {
-            tell([KeyChange(key: key, oldValue: old as Any, wasPresent: old != nil, isPresent: true)],
+            tell(
+                [KeyChange(key: key, oldValue: old as Any, wasPresent: old != nil, isPresent: true)],
                 countBefore: old == nil ? storage.count - 1 : storage.count)
         }
         return old
@@ -119,7 +120,8 @@ public final class ObservedDictionary<Key: Hashable, Value>: ObservableModel {
     public func removeValue(forKey key: Key) -> Value? {
         let old = storage.removeValue(forKey: key)
         if hasTokens, old != nil {
-            tell([KeyChange(key: key, oldValue: old as Any, wasPresent: true, isPresent: false)],
+            tell(
+                [KeyChange(key: key, oldValue: old as Any, wasPresent: true, isPresent: false)],
                 countBefore: storage.count + 1)
         }
         return old
@@ -130,7 +132,8 @@ public final class ObservedDictionary<Key: Hashable, Value>: ObservableModel {
         let old = storage
         storage.removeAll(keepingCapacity: keepCapacity)
         guard hasTokens else { return }
-        tell(old.map { KeyChange(key: $0.key, oldValue: Optional($0.value) as Any, wasPresent: true, isPresent: false) },
+        tell(
+            old.map { KeyChange(key: $0.key, oldValue: Optional($0.value) as Any, wasPresent: true, isPresent: false) },
             countBefore: old.count, oldContents: old)
     }
 
@@ -241,7 +244,8 @@ extension ObservedDictionary {
         _observe(
             .synthetic(\ObservedDictionary.snapshot, serial: observation.contentsSerial, valueType: [Key: Value].self),
             subscription: ChangeListSubscription(
-                root: self, log: observation.addLog(), holder: observation, options: options.subtracting(.endpointChanges), queue: queue,
+                root: self, log: observation.addLog(), holder: observation,
+                options: options.subtracting(.endpointChanges), queue: queue,
                 site: CreationSite(fileID: fileID, line: line), callback: callback))
     }
 }

@@ -172,7 +172,8 @@ extension ObservedSet: SetAlgebra {
     public func insert(_ newMember: Element) -> (inserted: Bool, memberAfterInsert: Element) {
         let result = storage.insert(newMember)
         if hasTokens, result.inserted {
-            tell([KeyChange(key: newMember, oldValue: false, wasPresent: false, isPresent: true)],
+            tell(
+                [KeyChange(key: newMember, oldValue: false, wasPresent: false, isPresent: true)],
                 countBefore: storage.count - 1)
         }
         return result
@@ -183,7 +184,8 @@ extension ObservedSet: SetAlgebra {
     public func remove(_ member: Element) -> Element? {
         let removed = storage.remove(member)
         if hasTokens, removed != nil {
-            tell([KeyChange(key: member, oldValue: true, wasPresent: true, isPresent: false)],
+            tell(
+                [KeyChange(key: member, oldValue: true, wasPresent: true, isPresent: false)],
                 countBefore: storage.count + 1)
         }
         return removed
@@ -196,7 +198,8 @@ extension ObservedSet: SetAlgebra {
         let countBefore = storage.count
         let old = storage.update(with: newMember)
         if hasTokens, old == nil {
-            tell([KeyChange(key: newMember, oldValue: false, wasPresent: false, isPresent: true)],
+            tell(
+                [KeyChange(key: newMember, oldValue: false, wasPresent: false, isPresent: true)],
                 countBefore: countBefore)
         }
         return old
@@ -270,7 +273,8 @@ extension ObservedSet {
         let key =
             options.contains(.endpointChanges)
             ? TypedKey(\ObservedSet.[contains: member])  // compares values read through it
-            : .synthetic(\ObservedSet.[contains: member], serial: observation.serial(forKey: member), valueType: Bool.self)
+            : .synthetic(
+                \ObservedSet.[contains: member], serial: observation.serial(forKey: member), valueType: Bool.self)
         return _observe(
             key,
             subscription: _ModelSubscription(
@@ -303,7 +307,8 @@ extension ObservedSet {
         _observe(
             .synthetic(\ObservedSet.snapshot, serial: observation.contentsSerial, valueType: Set<Element>.self),
             subscription: ChangeListSubscription(
-                root: self, log: observation.addLog(), holder: observation, options: options.subtracting(.endpointChanges), queue: queue,
+                root: self, log: observation.addLog(), holder: observation,
+                options: options.subtracting(.endpointChanges), queue: queue,
                 site: CreationSite(fileID: fileID, line: line),
                 callback: callback))
     }

@@ -22,7 +22,9 @@ enum StringKeyPath {
                 steps.append(.wildcard)
                 continue
             }
-            if let collectionSteps = try collectionSteps(component, after: steps, root: root, path: path, position: position) {
+            if let collectionSteps = try collectionSteps(
+                component, after: steps, root: root, path: path, position: position)
+            {
                 steps.append(contentsOf: collectionSteps)
                 continue
             }
@@ -92,7 +94,9 @@ enum StringKeyPath {
             if let next {
                 instance = next
                 schema = PropertyTable.Schema(PropertyTable(next), type: type(of: next))
-            } else if let modelType = PropertyTable.modelType(in: valueType), modelType is any ObservedCollectionPaths.Type {
+            } else if let modelType = PropertyTable.modelType(in: valueType),
+                modelType is any ObservedCollectionPaths.Type
+            {
                 return
             } else if let modelType = PropertyTable.modelType(in: valueType) {
                 instance = nil

@@ -31,7 +31,11 @@ final class CollLog<Entry: Sendable>: Sendable {
     func append(_ entry: Entry) { storage.withLock { $0.append(entry) } }
 
     /// The entries so far, forgetting them.
-    func take() -> [Entry] { storage.withLock { entries in defer { entries = [] }; return entries } }
+    func take() -> [Entry] {
+        storage.withLock { entries in
+            defer { entries = [] }; return entries
+        }
+    }
 
     var count: Int { storage.withLock { $0.count } }
 }

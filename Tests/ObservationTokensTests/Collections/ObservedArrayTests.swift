@@ -116,7 +116,9 @@ struct ObservedArrayTests {
             }
             #expect(Set(changes.removed).isDisjoint(with: changes.replaced))
             for index in changes.inserted { #expect(current[index] >= 100) }
-            #expect(current.filter { $0 < 100 } == old.filter { !changes.removed.contains($0) && !changes.replaced.contains($0) })
+            #expect(
+                current.filter { $0 < 100 }
+                    == old.filter { !changes.removed.contains($0) && !changes.replaced.contains($0) })
         }
     }
 
@@ -303,7 +305,8 @@ struct ObservedArrayTests {
         let numbers: ObservedArray<Int> = [1, 2, 3]
         let log = CollLog<String>()
         let tokens = [
-            numbers.observeChanges(\.count, queue: queue) { _, change in log.append("count \(change.old)→\(change.new)") },
+            numbers.observeChanges(\.count, queue: queue) { _, change in log.append("count \(change.old)→\(change.new)")
+            },
             numbers.observeChanges(\.[ifPresent: 1], queue: queue) { _, change in
                 log.append("#1 \(change.old.map(String.init) ?? "nil")→\(change.new.map(String.init) ?? "nil")")
             },

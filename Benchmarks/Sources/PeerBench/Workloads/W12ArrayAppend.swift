@@ -38,7 +38,8 @@ func runW12(_ settings: Settings) -> [Row] {
             ours: costs[size]!, peer: size == smallest ? "target: report" : "ours at \(grouped(smallest)) elements",
             peerValue: size == smallest ? nil : costs[smallest]!, ratioKind: size == smallest ? .none : .oursOverPeer,
             target: size == sizes.last ? .ratioAtMost(1.5) : nil,
-            note: size == smallest ? "ns per append" : "ratio = cost at \(grouped(size)) / cost at \(grouped(smallest))")
+            note: size == smallest ? "ns per append" : "ratio = cost at \(grouped(size)) / cost at \(grouped(smallest))"
+        )
     }
 }
 
