@@ -43,18 +43,30 @@ enum StringKeyPath {
         _ component: Substring, after steps: [PathStep], root: ObservableModel, path: String, position: Int
     ) throws(KeyPathError) -> [PathStep]? {
         let isNumber = { (text: Substring) in !text.isEmpty && text.allSatisfy { $0.isASCII && $0.isNumber } }
-        if let first = component.first, first == "#" || first == "&", isNumber(component.dropFirst()) {
-            return [.name(String(component))]
-        }
-        guard isNumber(component) else { return nil }
+        let isElementName = component.first.map { $0 == "#" || $0 == "&" } ?? false
+        guard isElementName && isNumber(component.dropFirst()) || isNumber(component) else { return nil }
         let holder: Any? =
             if steps.isEmpty { root } else if case .value(let value) = ObservedPath(steps: steps).endpoint(from: root) {
                 value
             } else { nil }
+        if isElementName {
+            // Resolved when walked (the collection may change); rejected now only on something
+            // that is there and is not a collection.
+            if let holder, !(PathStep.model(in: holder) is any ObservedCollectionPaths), !isNilOptional(holder) {
+                throw .unsupportedComponent(String(component), path: path, position: position)
+            }
+            return [.name(String(component))]
+        }
         guard let collection = holder.flatMap(PathStep.model(in:)) as? any ObservedCollectionPaths,
             let index = Int(component)
         else { throw .unsupportedComponent(String(component), path: path, position: position) }
         return try collection.followingSteps(at: index, path: path, position: position)
+    }
+
+    /// Whether `value` is an `Optional` holding nothing (a collection may appear there later).
+    private static func isNilOptional(_ value: Any) -> Bool {
+        let mirror = Mirror(reflecting: value)
+        return mirror.displayStyle == .optional && mirror.children.isEmpty
     }
 
     /// Could be a Swift identifier: no whitespace, control characters or ASCII punctuation
@@ -84,6 +96,9 @@ enum StringKeyPath {
             guard let currentSchema = schema else { return }
             // Past a collection, components name elements, keys and members: checked when walked.
             if instance is any ObservedCollectionPaths { return }
+            if name.first == "#" || name.first == "&" {
+                throw .unsupportedComponent(name, path: path, position: offset + 1)
+            }
             guard let property = currentSchema.properties.first(where: { $0.name == name }) else {
                 throw .unknownProperty(name, type: currentSchema.typeName, path: path, position: offset + 1)
             }
@@ -107,6 +122,9 @@ enum StringKeyPath {
             } else {
                 let nextName: String
                 if case .name(let name) = steps[offset + 1] { nextName = name } else { nextName = "*" }
+                if nextName.first == "#" || nextName.first == "&" {
+                    throw .unsupportedComponent(nextName, path: path, position: offset + 2)
+                }
                 throw .notObservable(
                     nextName, type: String(describing: PropertyTable.unwrapped(valueType)), path: path,
                     position: offset + 2)

@@ -122,3 +122,26 @@ struct CollectionPathTests {
         withExtendedLifetime(tokens) {}
     }
 }
+
+/// A model whose collection may be nil.
+final class CollMaybeList: ObservableModel {
+    @Observed var numbers: ObservedArray<Int>? = nil
+}
+
+@Suite("Collection paths through optionals")
+struct CollectionOptionalPathTests {
+    @Test func indexComponentsWaitForANilCollection() throws {
+        let queue = CoalescingQueue(target: .manual)
+        let holder = CollMaybeList()
+        let count = CoreCounter()
+        let token = try holder.observe(path: "numbers.#0", queue: queue) { _ in count.increment() }
+        holder.numbers = []
+        #expect(queue.drain() == 1)
+        holder.numbers?.append(1)
+        #expect(queue.drain() == 1)
+        holder.numbers?.append(2)
+        #expect(queue.drain() == 0)
+        #expect(count.value == 2)
+        withExtendedLifetime(token) {}
+    }
+}
