@@ -106,6 +106,6 @@ final class ArrayObservation: Locked<ArrayObservationState>, ChangeLogHolder, @u
         if let cells {
             for cell in cells { cell.collectionDidChange(serial: cell.serial) { oldElement(cell.index) } }
         }
-        for cell in departed { cell.collectionDidChange(serial: cell.serial) { () } }
+        for cell in departed { cell.departAndEndFollowers() }
     }
 }

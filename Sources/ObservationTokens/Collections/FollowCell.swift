@@ -43,6 +43,40 @@ final class FollowCell: ObservableModel, @unchecked Sendable {  // immutable, or
         ]
     }
 
+    /// Ends every token that follows the element, right after the delivery its departure
+    /// queued: object-following tokens fire once, then end — string-path ones too.
+    ///
+    /// Tells the departure, then ends them. An `.immediate` token has been called already. A
+    /// queued one ends by a notice queued behind its delivery; in the rare case that its
+    /// delivery was deferred to the next tick (it had fired in the drain that made the element
+    /// leave), the notice finds it still pending and leaves it alone rather than lose that
+    /// callback — it then stays valid, with the rest of its path unreachable.
+    func departAndEndFollowers() {
+        // Collected first: telling a path token that runs on past the element re-walks its
+        // path, which detaches it from this cell.
+        let followers = existingRegistry?.withLock { state -> [Subscription] in
+            var followers: [Subscription] = []
+            for index in state.properties.indices where state.properties[index].serial == serial {
+                // Retained under the registry lock, as the registry itself does: a member can't
+                // finish deinitializing while it is still in the set.
+                state.properties[index].members.forEachUnretained { member, _ in
+                    followers.append(member.takeUnretainedValue())
+                }
+            }
+            return followers
+        }
+        collectionDidChange(serial: serial) { () }
+        for follower in followers ?? [] {
+            if follower.isImmediate {
+                follower.end()
+            } else {
+                follower.queue.enqueueNotice {
+                    if !follower.isStillPending() { follower.end() }
+                }
+            }
+        }
+    }
+
     /// Names the first step's key path (its value type is what the step reports).
     var cellSelf: FollowCell { self }
 }

@@ -54,8 +54,9 @@ struct CollectionPathTests {
         #expect(queue.drain() == 1)
         list.items.removeAll { $0 === followed }
         #expect(queue.drain() == 1)
-        followed.title = "gone"  // no longer followed
-        list.items.append(followed)  // re-added: the path stays unreachable
+        #expect(!token.isValid)  // fired once when the object left, then ended
+        followed.title = "gone"
+        list.items.append(followed)
         followed.title = "back"
         #expect(queue.drain() == 0)
         #expect(log.take() == ["fired", "fired"])
@@ -143,5 +144,21 @@ struct CollectionOptionalPathTests {
         #expect(queue.drain() == 0)
         #expect(count.value == 2)
         withExtendedLifetime(token) {}
+    }
+}
+
+@Suite("Collection paths: object-following ends")
+struct CollectionFollowEndTests {
+    @Test func immediateFollowersEndRightAfterTheirCall() throws {
+        let list = CollList()
+        list.items.append(contentsOf: collItems(2))
+        let count = CoreCounter()
+        let stringToken = try list.observe(path: "items.0", options: .immediate) { _ in count.increment() }
+        let typedToken = try list.items.observeObject(at: 0, options: .immediate) { _, _ in count.increment() }
+        list.items.insert(CollItem("x"), at: 0)
+        #expect(count.value == 0)
+        list.items.remove(at: 1)
+        #expect(count.value == 2)
+        #expect(!stringToken.isValid && !typedToken.isValid)
     }
 }
