@@ -162,3 +162,45 @@ struct CollectionFollowEndTests {
         #expect(!stringToken.isValid && !typedToken.isValid)
     }
 }
+
+@Suite("Collection paths: fan-out and rebinding")
+struct CollectionFanOutTests {
+    @Test func dictionaryWildcardFollowsEveryValue() throws {
+        let queue = CoalescingQueue(target: .manual)
+        let rows: ObservedDictionary<String, CollItem> = [:]
+        let first = CollItem("a")
+        rows["a"] = first
+        rows["again"] = first  // reachable twice: watched once
+        let count = CoreCounter()
+        let token = try rows.observe(path: "*.isDone", queue: queue) { _ in count.increment() }
+        first.isDone = true
+        #expect(queue.drain() == 1)
+        let later = CollItem("b")
+        rows["b"] = later
+        #expect(queue.drain() == 1)
+        later.isDone = true
+        first.isDone = false
+        #expect(queue.drain() == 1)
+        rows["a"] = nil  // one occurrence of `first` remains
+        #expect(queue.drain() == 1)
+        first.isDone = true
+        #expect(queue.drain() == 1)
+        #expect(count.value == 5)
+        withExtendedLifetime(token) {}
+    }
+
+    @Test func objectFollowingStringPathIsBoundToItsArray() throws {
+        let queue = CoalescingQueue(target: .manual)
+        let list = CollList()
+        let followed = CollItem("a")
+        list.items.append(followed)
+        let count = CoreCounter()
+        let token = try list.observe(path: "items.0.title", queue: queue) { _ in count.increment() }
+        list.items = [followed]  // another array: the rest of the path is unreachable
+        #expect(queue.drain() == 1)
+        followed.title = "renamed"
+        #expect(queue.drain() == 0)
+        #expect(count.value == 1)
+        withExtendedLifetime(token) {}
+    }
+}
