@@ -35,6 +35,7 @@ public struct ArrayChanges: Hashable, Sendable, CustomStringConvertible {
     /// Whether nothing changed (an `.initial` delivery, `fire()`, or changes that cancelled out).
     public var isEmpty: Bool { removed.isEmpty && inserted.isEmpty && replaced.isEmpty }
 
+    /// The three lists, for logs and test failures.
     public var description: String {
         "ArrayChanges(removed: \(removed), inserted: \(inserted), replaced: \(replaced))"
     }

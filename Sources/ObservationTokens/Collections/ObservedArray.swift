@@ -387,8 +387,11 @@ public final class ObservedArray<Element>: ObservableModel {
 // MARK: - Standard protocols
 
 extension ObservedArray: RandomAccessCollection, MutableCollection, RangeReplaceableCollection {
+    /// Positions are `Int` offsets, as in `Array`.
     public typealias Index = Int
+    /// The valid positions, `0..<count`.
     public typealias Indices = Range<Int>
+    /// A slice is a plain `ArraySlice` (a value, with no observers).
     public typealias SubSequence = ArraySlice<Element>
 
     /// Always 0.
@@ -434,7 +437,9 @@ extension ObservedArray: RandomAccessCollection, MutableCollection, RangeReplace
         set { self[range.relative(to: storage)] = newValue }
     }
 
+    /// `i + 1`.
     public func index(after i: Int) -> Int { i + 1 }
+    /// `i - 1`.
     public func index(before i: Int) -> Int { i - 1 }
 
     /// Swaps two elements in one change: object-following tokens don't fire.
@@ -462,6 +467,8 @@ extension ObservedArray: RandomAccessCollection, MutableCollection, RangeReplace
         return result
     }
 
+    /// Lets algorithms read the elements in place; reading counts as reading every element
+    /// for tracking.
     public func withContiguousStorageIfAvailable<R>(_ body: (UnsafeBufferPointer<Element>) throws -> R) rethrows -> R? {
         if isCapturingAccesses { recordCollectionAccess(serial: contentsSerial, valueType: [Element].self) }
         return try storage.withUnsafeBufferPointer(body)
@@ -498,5 +505,6 @@ extension ObservedArray where Element: Comparable {
 }
 
 extension ObservedArray: CustomStringConvertible {
+    /// The elements, printed like an `Array`.
     public var description: String { storage.description }
 }

@@ -272,11 +272,16 @@ extension ObservedDictionary: ObservedCollectionPaths {
 // MARK: - Standard protocols
 
 extension ObservedDictionary: Collection {
+    /// Positions are `Dictionary`'s; they are invalidated by mutations, as there.
     public typealias Index = Dictionary<Key, Value>.Index
+    /// A key-value pair, as in `Dictionary`.
     public typealias Element = (key: Key, value: Value)
 
+    /// The first position.
     public var startIndex: Index { storage.startIndex }
+    /// The position past the last pair.
     public var endIndex: Index { storage.endIndex }
+    /// The position after `i`.
     public func index(after i: Index) -> Index { storage.index(after: i) }
 
     /// The key-value pair at `position` (reading it depends on every mutation, for tracking).
@@ -313,5 +318,6 @@ extension ObservedDictionary: Hashable where Value: Hashable {
 }
 
 extension ObservedDictionary: CustomStringConvertible {
+    /// The contents, printed like a `Dictionary`.
     public var description: String { storage.description }
 }

@@ -163,6 +163,7 @@ extension ObservedSet: SetAlgebra {
     /// Whether the set is empty; reading it counts as reading ``count`` for tracking.
     public var isEmpty: Bool { count == 0 }
 
+    /// Whether `member` is in the set; for tracking, a read of that member.
     public func contains(_ member: Element) -> Bool {
         self[contains: member]
     }
@@ -205,15 +206,22 @@ extension ObservedSet: SetAlgebra {
         return old
     }
 
+    /// A new set (with no observers) with the members of both.
     public func union(_ other: ObservedSet) -> ObservedSet { ObservedSet(storage.union(other.storage)) }
+    /// A new set (with no observers) with the members in both.
     public func intersection(_ other: ObservedSet) -> ObservedSet { ObservedSet(storage.intersection(other.storage)) }
+    /// A new set (with no observers) with the members in exactly one of the two.
     public func symmetricDifference(_ other: ObservedSet) -> ObservedSet {
         ObservedSet(storage.symmetricDifference(other.storage))
     }
 
+    /// Adds the members of `other`: one change.
     public func formUnion(_ other: ObservedSet) { formUnion(other.storage) }
+    /// Keeps only members also in `other`: one change.
     public func formIntersection(_ other: ObservedSet) { formIntersection(other.storage) }
+    /// Keeps members in exactly one of the two: one change.
     public func formSymmetricDifference(_ other: ObservedSet) { formSymmetricDifference(other.storage) }
+    /// Removes the members of `other`: one change.
     public func subtract(_ other: ObservedSet) { subtract(other.storage) }
 
     /// Adds the members of a sequence: one change.
@@ -230,6 +238,7 @@ extension ObservedSet: SetAlgebra {
     /// Removes the members of a sequence: one change.
     public func subtract<S: Sequence>(_ other: S) where S.Element == Element { bulk { $0.subtract(other) } }
 
+    /// Compares the members; observers and identity don't count.
     public static func == (lhs: ObservedSet, rhs: ObservedSet) -> Bool { lhs.storage == rhs.storage }
 }
 
@@ -330,10 +339,14 @@ extension ObservedSet: ObservedCollectionPaths {
 // MARK: - Collection
 
 extension ObservedSet: Collection {
+    /// Positions are `Set`'s; they are invalidated by mutations, as there.
     public typealias Index = Set<Element>.Index
 
+    /// The first position.
     public var startIndex: Index { storage.startIndex }
+    /// The position past the last member.
     public var endIndex: Index { storage.endIndex }
+    /// The position after `i`.
     public func index(after i: Index) -> Index { storage.index(after: i) }
 
     /// The member at `position` (reading it depends on every mutation, for tracking).
@@ -353,5 +366,6 @@ extension ObservedSet: ExpressibleByArrayLiteral {
 }
 
 extension ObservedSet: CustomStringConvertible {
+    /// The members, printed like a `Set`.
     public var description: String { storage.description }
 }
