@@ -4,6 +4,8 @@ struct KeyedObservationState<Key: Hashable> {
     /// Serials of observed keys, created on first use (also before the key exists) and kept.
     var keySerials: [Key: UInt64] = [:]
     var logs: [ChangeLogBox<KeyedChangeLog<Key>>] = []
+    /// Keys watched by `observe(key:)` / `observe(member:)`, created on first use and kept.
+    var keyCells: [Key: KeyCell] = [:]
 
     mutating func serial(forKey key: Key) -> UInt64 {
         if let serial = keySerials[key] { return serial }
@@ -28,8 +30,20 @@ final class KeyedObservation<Key: Hashable>: Locked<KeyedObservationState<Key>>,
     let countSerial = makeCollectionSerial()
     /// Fired by every mutation: `*`, change lists, `snapshot`.
     let contentsSerial = makeCollectionSerial()
+    /// The edge all key tokens share on the collection (their leaves are on `KeyCell`s).
+    let keyersSerial = makeCollectionSerial()
 
     init() { super.init(state: KeyedObservationState()) }
+
+    /// The cell for `key`, made with `read` the first time.
+    func cell(forKey key: Key, ownerID: ObjectIdentifier, read: @escaping () -> Any?) -> KeyCell {
+        withLock { state in
+            if let cell = state.keyCells[key] { return cell }
+            let cell = KeyCell(ownerID: ownerID, read: read)
+            state.keyCells[key] = cell
+            return cell
+        }
+    }
 
     /// Tells the tokens of `owner` about `changes` (keys that really changed, each once).
     /// Called after the mutation, with no lock held.
@@ -39,11 +53,16 @@ final class KeyedObservation<Key: Hashable>: Locked<KeyedObservationState<Key>>,
     ) {
         guard !changes.isEmpty else { return }
         let (serials, logs) = withLock {
-            state -> ([(serial: UInt64, oldValue: Any)], [ChangeLogBox<KeyedChangeLog<Key>>]) in
-            var serials: [(serial: UInt64, oldValue: Any)] = []
+            state -> ([(serial: UInt64, oldValue: Any, cell: KeyCell?)], [ChangeLogBox<KeyedChangeLog<Key>>]) in
+            var serials: [(serial: UInt64, oldValue: Any, cell: KeyCell?)] = []
             if !state.keySerials.isEmpty {
                 for change in changes {
-                    if let serial = state.keySerials[change.key] { serials.append((serial, change.oldValue)) }
+                    if let serial = state.keySerials[change.key] { serials.append((serial, change.oldValue, nil)) }
+                }
+            }
+            if !state.keyCells.isEmpty {
+                for change in changes {
+                    if let cell = state.keyCells[change.key] { serials.append((cell.serial, change.oldValue, cell)) }
                 }
             }
             return (serials, state.logs)
@@ -57,7 +76,9 @@ final class KeyedObservation<Key: Hashable>: Locked<KeyedObservationState<Key>>,
         }
         owner.collectionDidChange(serial: contentsSerial, oldValue: oldContents)
         if countBefore != countAfter { owner.collectionDidChange(serial: countSerial) { countBefore } }
-        for (serial, oldValue) in serials { owner.collectionDidChange(serial: serial) { oldValue } }
+        for (serial, oldValue, cell) in serials {
+            (cell ?? owner).collectionDidChange(serial: serial) { oldValue }
+        }
     }
 
     func serial(forKey key: Key) -> UInt64 {

@@ -206,16 +206,16 @@ extension ObservedDictionary {
         line: UInt = #line,
         _ callback: @escaping @Sendable (ObservedDictionary) -> Void
     ) -> ObservationToken {
-        // Like `observe(\.[key])`, without reading the dictionary (safe while another thread
-        // mutates it).
-        let typedKey =
-            options.contains(.endpointChanges)
-            ? TypedKey(\ObservedDictionary.[key])  // compares values read through it
-            : .synthetic(\ObservedDictionary.[key], serial: observation.serial(forKey: key), valueType: Value?.self)
+        // The token's leaf is on a cell of its own (see `KeyCell`); unless `.endpointChanges`
+        // asks for values, nothing reads the dictionary, so it can be made on any thread while
+        // another thread mutates it.
+        let cell = observation.cell(forKey: key, ownerID: ObjectIdentifier(self)) { [weak self] in
+            self?.storage[key] ?? nil
+        }
+        let steps = cell.steps(keyersSerial: observation.keyersSerial, reading: options.contains(.endpointChanges))
         return _observe(
-            typedKey,
-            subscription: _ModelSubscription(
-                root: self, target: .key(typedKey, options: options), options: options, queue: queue,
+            _ModelSubscription(
+                root: self, target: .paths([ObservedPath(steps: steps)]), options: options, queue: queue,
                 site: CreationSite(fileID: fileID, line: line), callback: callback))
     }
 

@@ -277,17 +277,15 @@ extension ObservedSet {
         line: UInt = #line,
         _ callback: @escaping @Sendable (ObservedSet) -> Void
     ) -> ObservationToken {
-        // Like `observe(\.[contains: member])`, without reading the set (safe while another
-        // thread mutates it).
-        let key =
-            options.contains(.endpointChanges)
-            ? TypedKey(\ObservedSet.[contains: member])  // compares values read through it
-            : .synthetic(
-                \ObservedSet.[contains: member], serial: observation.serial(forKey: member), valueType: Bool.self)
+        // The token's leaf is on a cell of its own (see `KeyCell`); unless `.endpointChanges`
+        // asks for values, nothing reads the set.
+        let cell = observation.cell(forKey: member, ownerID: ObjectIdentifier(self)) { [weak self] in
+            self?.storage.contains(member)
+        }
+        let steps = cell.steps(keyersSerial: observation.keyersSerial, reading: options.contains(.endpointChanges))
         return _observe(
-            key,
-            subscription: _ModelSubscription(
-                root: self, target: .key(key, options: options), options: options, queue: queue,
+            _ModelSubscription(
+                root: self, target: .paths([ObservedPath(steps: steps)]), options: options, queue: queue,
                 site: CreationSite(fileID: fileID, line: line), callback: callback))
     }
 

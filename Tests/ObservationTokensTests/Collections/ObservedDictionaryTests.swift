@@ -186,3 +186,26 @@ struct ObservedSetTests {
         #expect(tags.sorted() == [1, 2])
     }
 }
+
+@Suite("Observed dictionaries: many keys")
+struct ObservedDictionaryKeyCellTests {
+    @Test func eachKeyTokenFiresOnlyForItsKeyAmongMany() {
+        let queue = CoalescingQueue(target: .manual)
+        let settings: ObservedDictionary<Int, Int> = [:]
+        let fired = CollLog<Int>()
+        let tokens = (0..<100).map { key in settings.observe(key: key, queue: queue) { _ in fired.append(key) } }
+        #expect(settings.attachedEdgeCount == 100)  // all on one shared entry of the dictionary
+        settings.merge([(3, 1), (70, 2), (500, 3)]) { $1 }
+        #expect(queue.drain() == 2)
+        #expect(fired.take().sorted() == [3, 70])
+        let endpoint = CoreCounter()
+        let endpointToken = settings.observe(key: 3, options: .endpointChanges, queue: queue) { _ in
+            endpoint.increment()
+        }
+        settings[3] = 5
+        settings[3] = 1  // back to the value last seen: .endpointChanges skips it
+        #expect(queue.drain() == 1)
+        #expect(endpoint.value == 0)
+        withExtendedLifetime((tokens, endpointToken)) {}
+    }
+}
