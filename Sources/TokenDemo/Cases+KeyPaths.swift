@@ -248,6 +248,7 @@ private func caseName(of error: KeyPathError) -> String {
     case .unsupportedComponent: "unsupportedComponent"
     case .noObservedProperty: "noObservedProperty"
     case .emptyPathList: "emptyPathList"
+    case .indexOutOfRange: "indexOutOfRange"
     }
 }
 

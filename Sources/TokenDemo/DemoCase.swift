@@ -9,6 +9,7 @@ struct DemoCase: Sendable {
         case tracking = "Tracking"
         case concurrency = "Swift concurrency"
         case bindings = "Bindings and pipelines"
+        case collections = "Collections"
     }
 
     let name: String
@@ -36,7 +37,7 @@ struct DemoCase: Sendable {
     /// Every case, in the order `swift run TokenDemo` runs them.
     static let all: [DemoCase] =
         lifecycleCases + coalescingCases + keyPathCases + hardeningCases + trackingCases + concurrencyCases
-        + bindingCases
+        + bindingCases + collectionCases
 
     /// The case with this name, if any.
     static func named(_ name: String) -> DemoCase? {

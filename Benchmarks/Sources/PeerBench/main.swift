@@ -45,6 +45,9 @@ let workloads: [(id: String, run: (Settings) -> [Row])] = [
     ("W9", runW9), ("W10", runW10),
     ("W16", runW16),
     ("W15", runW15),
+    ("W12", runW12),
+    ("W13", runW13),
+    ("W14", runW14),
 ]
 
 var rows: [Row] = []

@@ -269,10 +269,12 @@ case "W6": w6(live: Int(CommandLine.arguments.dropFirst(2).first ?? "") ?? 1_000
 case "W8": w8()
 case "W9": w9()
 case "W10": w10()
-default:
-    let usage = "usage: ProfileTarget R1|W1|W2|W3|W4|W5|W6 [live]|W8|W9|W10|W15|W16\n"
+case "W12": w12(size: Int(CommandLine.arguments.dropFirst(2).first ?? "") ?? 100_000)
+case "W13": w13()
+case "W14": w14()
 case "W15": w15()
 default:
+    let usage = "usage: ProfileTarget R1|W1|W2|W3|W4|W5|W6 [live]|W8|W9|W10|W12 [size]|W13|W14|W15|W16\n"
     _ = usage.utf8CString.withUnsafeBufferPointer { write(2, $0.baseAddress, $0.count - 1) }
     exit(64)
 }

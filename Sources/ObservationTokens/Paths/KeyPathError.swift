@@ -28,6 +28,8 @@ public enum KeyPathError: Error, Hashable, Sendable, CustomStringConvertible {
     case noObservedProperty(keyPath: String, type: String)
     /// A list of paths or key paths to observe together is empty.
     case emptyPathList
+    /// An object-following array component (`items.4`) names an index the array doesn't have.
+    case indexOutOfRange(Int, count: Int, path: String, position: Int)
 
     public var description: String {
         switch self {
@@ -45,6 +47,8 @@ public enum KeyPathError: Error, Hashable, Sendable, CustomStringConvertible {
             "\(Self.short(keyPath)) reads no @Observed property of \(type): mark the property @Observed"
         case .emptyPathList:
             "empty list of paths: a token on it would observe nothing"
+        case .indexOutOfRange(let index, let count, let path, let position):
+            "index \(index) is beyond the end of an array of \(count) (component \(position) of \(Self.quoted(path))); use '#\(index)' to follow the index"
         }
     }
 

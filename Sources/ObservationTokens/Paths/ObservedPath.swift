@@ -161,6 +161,10 @@ struct ObservedPath: Sendable {
                     }
                 }
                 for next in (models ?? []).reversed() { work.append((next, index + 1)) }
+                // A collection's `*` fans out over its elements (Collections/).
+                if let collection = object as? any ObservedCollectionPaths {
+                    for next in collection.elementModels.reversed() { work.append((next, index + 1)) }
+                }
             case .key, .name:
                 guard let (serial, value) = steps[index].readForWalk(on: object) else { continue }
                 if index == 0 { rootResolved = true }

@@ -30,6 +30,8 @@ enum PathStep: Sendable {
             PropertyTable(object).learn(key.keyPath, serial: serial, on: object)
             return (serial, value)
         case .name(let name):
+            // Collections name their count, indexes, keys and members (Collections/).
+            if let collection = object as? any ObservedCollectionPaths { return collection.resolve(component: name) }
             // The class's table: reads this property's serial and value, no other property.
             guard let entry = PropertyTable(object).entry(named: name) else { return nil }
             return (entry.serial(in: object), entry.value(in: object))
@@ -92,6 +94,7 @@ enum PathStep: Sendable {
             if let serial = object.existingRegistry?.cachedSerial(for: key.keyPath) { return serial }
             if let serial = Self.serialFromClass(of: key, on: object) { return serial }
         case .name(let name):
+            if object is any ObservedCollectionPaths { return resolve(on: object)?.serial }
             return PropertyTable(object).entry(named: name)?.serial(in: object)
         case .wildcard:
             return nil
@@ -113,7 +116,9 @@ enum PathStep: Sendable {
     func value(on object: ObservableModel) -> Any? {
         switch self {
         case .key(let key): key.read(object)
-        case .name(let name): PropertyTable(object).entry(named: name)?.value(in: object)
+        case .name(let name):
+            (object as? any ObservedCollectionPaths)?.resolve(component: name)?.value
+                ?? PropertyTable(object).entry(named: name)?.value(in: object)
         case .wildcard: nil
         }
     }

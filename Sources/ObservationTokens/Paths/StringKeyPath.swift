@@ -1,8 +1,9 @@
 /// Parses and checks dotted string key paths such as `"currentUser.address.zipCode"`.
 ///
 /// Components are `@Observed` property names, or `*` for every `@Observed` property of the
-/// object at that level. Components that start with a digit, `#` or `&` are reserved for
-/// collection elements and rejected for now.
+/// object at that level. On an observed collection, components name its parts (see
+/// `docs/Collections.md`): `count`, `#4` (index-following), `4` (object-following, bound at
+/// parse time), a dictionary key, or a set member's key (`&2`).
 ///
 /// Checks happen up front as far as they can: the root's properties always; further
 /// components where the type at that level is known (an object is there now, or the declared
@@ -21,6 +22,12 @@ enum StringKeyPath {
                 steps.append(.wildcard)
                 continue
             }
+            if let collectionSteps = try collectionSteps(
+                component, after: steps, root: root, path: path, position: position)
+            {
+                steps.append(contentsOf: collectionSteps)
+                continue
+            }
             guard isPropertyName(component) else {
                 throw .unsupportedComponent(String(component), path: path, position: position)
             }
@@ -28,6 +35,38 @@ enum StringKeyPath {
         }
         try check(steps, path: path, root: root)
         return ObservedPath(steps: steps)
+    }
+
+    /// A collection element component (`#4`, `&2`, or an object-following `4`, which is
+    /// bound here to the object at that index now); nil for other components.
+    private static func collectionSteps(
+        _ component: Substring, after steps: [PathStep], root: ObservableModel, path: String, position: Int
+    ) throws(KeyPathError) -> [PathStep]? {
+        let isNumber = { (text: Substring) in !text.isEmpty && text.allSatisfy { $0.isASCII && $0.isNumber } }
+        let isElementName = component.first.map { $0 == "#" || $0 == "&" } ?? false
+        guard isElementName && isNumber(component.dropFirst()) || isNumber(component) else { return nil }
+        let holder: Any? =
+            if steps.isEmpty { root } else if case .value(let value) = ObservedPath(steps: steps).endpoint(from: root) {
+                value
+            } else { nil }
+        if isElementName {
+            // Resolved when walked (the collection may change); rejected now only on something
+            // that is there and is not a collection.
+            if let holder, !(PathStep.model(in: holder) is any ObservedCollectionPaths), !isNilOptional(holder) {
+                throw .unsupportedComponent(String(component), path: path, position: position)
+            }
+            return [.name(String(component))]
+        }
+        guard let collection = holder.flatMap(PathStep.model(in:)) as? any ObservedCollectionPaths,
+            let index = Int(component)
+        else { throw .unsupportedComponent(String(component), path: path, position: position) }
+        return try collection.followingSteps(at: index, path: path, position: position)
+    }
+
+    /// Whether `value` is an `Optional` holding nothing (a collection may appear there later).
+    private static func isNilOptional(_ value: Any) -> Bool {
+        let mirror = Mirror(reflecting: value)
+        return mirror.displayStyle == .optional && mirror.children.isEmpty
     }
 
     /// Could be a Swift identifier: no whitespace, control characters or ASCII punctuation
@@ -55,6 +94,11 @@ enum StringKeyPath {
                 return
             }
             guard let currentSchema = schema else { return }
+            // Past a collection, components name elements, keys and members: checked when walked.
+            if instance is any ObservedCollectionPaths { return }
+            if name.first == "#" || name.first == "&" {
+                throw .unsupportedComponent(name, path: path, position: offset + 1)
+            }
             guard let property = currentSchema.properties.first(where: { $0.name == name }) else {
                 throw .unknownProperty(name, type: currentSchema.typeName, path: path, position: offset + 1)
             }
@@ -65,6 +109,10 @@ enum StringKeyPath {
             if let next {
                 instance = next
                 schema = PropertyTable.Schema(PropertyTable(next), type: type(of: next))
+            } else if let modelType = PropertyTable.modelType(in: valueType),
+                modelType is any ObservedCollectionPaths.Type
+            {
+                return
             } else if let modelType = PropertyTable.modelType(in: valueType) {
                 instance = nil
                 schema = PropertyTable.Schema.cached(for: modelType)
@@ -74,6 +122,9 @@ enum StringKeyPath {
             } else {
                 let nextName: String
                 if case .name(let name) = steps[offset + 1] { nextName = name } else { nextName = "*" }
+                if nextName.first == "#" || nextName.first == "&" {
+                    throw .unsupportedComponent(nextName, path: path, position: offset + 2)
+                }
                 throw .notObservable(
                     nextName, type: String(describing: PropertyTable.unwrapped(valueType)), path: path,
                     position: offset + 2)

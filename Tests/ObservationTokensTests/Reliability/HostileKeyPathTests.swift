@@ -312,6 +312,9 @@ private let node = "RelHostileNode"
             #expect(components.indices.contains(position - 1) && components[position - 1] == name)
         case .noObservedProperty, .emptyPathList:
             Issue.record("a string path never throws \(error)")
+        case .indexOutOfRange(let index, _, let errorPath, let position):
+            #expect(errorPath == path)
+            #expect(components.indices.contains(position - 1) && components[position - 1] == String(index))
         }
     }
 }

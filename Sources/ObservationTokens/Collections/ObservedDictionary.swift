@@ -1,0 +1,323 @@
+/// A dictionary whose changes can be observed with tokens: its count, any mutation with a
+/// change list, and single keys — also keys that have no value yet.
+///
+/// It is a reference type (an ``ObservableModel``) that behaves like `Dictionary`: key
+/// subscripts (with `default:`), ``keys``, ``values``, ``updateValue(_:forKey:)``,
+/// ``removeValue(forKey:)``, `merge`, dictionary literals, `Collection` of key-value pairs,
+/// `Equatable` and `Hashable` when the values are.
+///
+/// ```swift
+/// final class Preferences: ObservableModel {
+///     @Observed var settings: ObservedDictionary<String, String> = [:]
+/// }
+///
+/// let preferences = Preferences()
+/// let token = preferences.settings.observe(key: "theme") { settings in
+///     print("theme is", settings["theme"] ?? "default")
+/// }
+/// preferences.settings["theme"] = "dark"   // fires: added
+/// preferences.settings["theme"] = "dark"   // nothing: same value
+/// preferences.settings["font"] = "Mono"    // nothing: another key
+/// preferences.settings["theme"] = nil      // fires: removed
+/// ```
+///
+/// A key fires when its value is added, changed (`==` for `Equatable` values, `===` for
+/// objects; other values on every assignment) or removed — removing a key that has no value
+/// fires nothing. In string paths a component names a key: `"settings.theme"`; `count` and
+/// `*` mean the count and any mutation.
+///
+/// > Note: Like `@Observed` values, the contents are not synchronized: don't mutate a
+/// > dictionary on one thread while another reads or mutates it. A copy (``snapshot`` or
+/// > `ObservedDictionary(other)`) starts with no observers.
+///
+/// - Complexity: A mutation without tokens costs what the `Dictionary` mutation costs plus one
+///   relaxed atomic load; with tokens, O(*k*) more in the keys it changes.
+public final class ObservedDictionary<Key: Hashable, Value>: ObservableModel {
+    @usableFromInline
+    var storage: [Key: Value]
+    let observation = KeyedObservation<Key>()
+
+    /// Creates an empty dictionary.
+    public override init() {
+        storage = [:]
+        super.init()
+    }
+
+    /// Creates a dictionary with the contents of `dictionary`. The new one has no observers.
+    ///
+    /// - Parameter dictionary: The initial keys and values.
+    public init(_ dictionary: [Key: Value]) {
+        storage = dictionary
+        super.init()
+    }
+
+    @inline(__always)
+    private var hasTokens: Bool { _edgeCount.load(ordering: .relaxed) != 0 }
+
+    /// The contents as a plain `Dictionary`, with no observers. Observing `\.snapshot` fires on
+    /// every mutation.
+    public var snapshot: [Key: Value] {
+        if isCapturingAccesses {
+            recordCollectionAccess(serial: observation.contentsSerial, valueType: [Key: Value].self)
+        }
+        return storage
+    }
+
+    /// The number of keys. Observing `\.count` fires only when it changes.
+    public var count: Int {
+        if isCapturingAccesses { recordCollectionAccess(serial: observation.countSerial, valueType: Int.self) }
+        return storage.count
+    }
+
+    /// The keys, as `Dictionary`'s keys view (a value: it doesn't change later).
+    public var keys: Dictionary<Key, Value>.Keys { snapshot.keys }
+
+    /// The values, as `Dictionary`'s values view (a value: it doesn't change later).
+    public var values: Dictionary<Key, Value>.Values { snapshot.values }
+
+    /// The value for `key`, or nil. Setting nil removes the key. `\.[key]` can be observed:
+    /// see ``observe(key:options:queue:fileID:line:_:)``.
+    public subscript(key: Key) -> Value? {
+        get {
+            if isCapturingAccesses { recordKeyAccess(key, valueType: Value?.self) }
+            return storage[key]
+        }
+        set {
+            if let newValue { updateValue(newValue, forKey: key) } else { removeValue(forKey: key) }
+        }
+    }
+
+    /// The value for `key`, or `defaultValue`; setting stores a value for `key`.
+    public subscript(key: Key, default defaultValue: @autoclosure () -> Value) -> Value {
+        get { self[key] ?? defaultValue() }
+        set { updateValue(newValue, forKey: key) }
+    }
+
+    func recordKeyAccess(_ key: Key, valueType: Any.Type) {
+        recordCollectionAccess(serial: observation.serial(forKey: key), valueType: valueType)
+    }
+
+    // MARK: Mutations
+
+    /// Stores `value` for `key`, returning the value it replaced.
+    ///
+    /// - Returns: The previous value, or nil if the key was added.
+    @discardableResult
+    public func updateValue(_ value: Value, forKey key: Key) -> Value? {
+        let old = storage.updateValue(value, forKey: key)
+        if hasTokens, old.map({ !_valuesAreIdentical($0, value) }) ?? true {
+            tell(
+                [KeyChange(key: key, oldValue: old as Any, wasPresent: old != nil, isPresent: true)],
+                countBefore: old == nil ? storage.count - 1 : storage.count)
+        }
+        return old
+    }
+
+    /// Removes `key` and returns its value; fires only if it had one.
+    ///
+    /// - Returns: The removed value, or nil if the key had none.
+    @discardableResult
+    public func removeValue(forKey key: Key) -> Value? {
+        let old = storage.removeValue(forKey: key)
+        if hasTokens, old != nil {
+            tell(
+                [KeyChange(key: key, oldValue: old as Any, wasPresent: true, isPresent: false)],
+                countBefore: storage.count + 1)
+        }
+        return old
+    }
+
+    /// Removes every key: one change.
+    public func removeAll(keepingCapacity keepCapacity: Bool = false) {
+        let old = storage
+        storage.removeAll(keepingCapacity: keepCapacity)
+        guard hasTokens else { return }
+        tell(
+            old.map { KeyChange(key: $0.key, oldValue: Optional($0.value) as Any, wasPresent: true, isPresent: false) },
+            countBefore: old.count, oldContents: old)
+    }
+
+    /// Merges key-value pairs in: one change, each affected token fires once.
+    ///
+    /// - Parameters:
+    ///   - other: The pairs to merge.
+    ///   - combine: Picks the value for a key present in both.
+    public func merge<S: Sequence>(_ other: S, uniquingKeysWith combine: (Value, Value) throws -> Value) rethrows
+    where S.Element == (Key, Value) {
+        guard hasTokens else {
+            try storage.merge(other, uniquingKeysWith: combine)
+            return
+        }
+        let before = storage
+        try storage.merge(other, uniquingKeysWith: combine)
+        var changes: [KeyChange<Key>] = []
+        var seen = Set<Key>()
+        for (key, _) in other where seen.insert(key).inserted {
+            let old = before[key]
+            let new = storage[key]!
+            if let old, _valuesAreIdentical(old, new) { continue }
+            changes.append(KeyChange(key: key, oldValue: old as Any, wasPresent: old != nil, isPresent: true))
+        }
+        tell(changes, countBefore: before.count, oldContents: before)
+    }
+
+    /// Merges a dictionary in: one change.
+    public func merge(_ other: [Key: Value], uniquingKeysWith combine: (Value, Value) throws -> Value) rethrows {
+        try merge(other.lazy.map { ($0.key, $0.value) }, uniquingKeysWith: combine)
+    }
+
+    private func tell(_ changes: [KeyChange<Key>], countBefore: Int, oldContents: [Key: Value]? = nil) {
+        observation.tell(self, changes: changes, countBefore: countBefore, countAfter: storage.count) {
+            if let oldContents { return oldContents }
+            // One key changed: put its old value back.
+            var old = self.storage
+            for change in changes { old[change.key] = change.oldValue as? Value }
+            return old
+        }
+    }
+}
+
+// MARK: - Observing
+
+extension ObservedDictionary {
+    /// Observes one key, which may have no value yet.
+    ///
+    /// ```swift
+    /// let token = settings.observe(key: "theme") { settings in
+    ///     print(settings["theme"] ?? "unset")
+    /// }
+    /// ```
+    ///
+    /// Fires when a value for `key` is added, changed to a different one, or removed (only if
+    /// there was one). Other keys never fire it. Equivalent to `observe(\.[key])`.
+    ///
+    /// - Parameters:
+    ///   - key: Any key.
+    ///   - options: `.initial`, `.immediate`, `.endpointChanges`; see ``ObservationOptions``.
+    ///   - queue: Where callbacks are delivered; the main queue by default.
+    ///   - callback: Receives the dictionary.
+    /// - Returns: The token that keeps the observation alive.
+    /// - Complexity: O(1).
+    public func observe(
+        key: Key,
+        options: ObservationOptions = [],
+        queue: CoalescingQueue = .main,
+        fileID: StaticString = #fileID,
+        line: UInt = #line,
+        _ callback: @escaping @Sendable (ObservedDictionary) -> Void
+    ) -> ObservationToken {
+        // The token's leaf is on a cell of its own (see `KeyCell`); unless `.endpointChanges`
+        // asks for values, nothing reads the dictionary, so it can be made on any thread while
+        // another thread mutates it.
+        let cell = observation.cell(forKey: key, ownerID: ObjectIdentifier(self)) { [weak self] in
+            self?.storage[key] ?? nil
+        }
+        let steps = cell.steps(keyersSerial: observation.keyersSerial, reading: options.contains(.endpointChanges))
+        return _observeSynthetic(
+            _ModelSubscription(
+                root: self, target: .paths([ObservedPath(steps: steps)]), options: options, queue: queue,
+                site: CreationSite(fileID: fileID, line: line), callback: callback))
+    }
+
+    /// Observes any mutation (`*`) and reports the keys inserted, removed and updated since the
+    /// last delivery.
+    ///
+    /// ```swift
+    /// let token = settings.observeMutations { settings, changes in
+    ///     print(changes.inserted, changes.removed, changes.updated)
+    /// }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - options: `.initial`, `.immediate`; see ``ObservationOptions``.
+    ///   - queue: Where callbacks are delivered; the main queue by default.
+    ///   - callback: Receives the dictionary and the changes since the previous delivery.
+    /// - Returns: The token that keeps the observation alive.
+    /// - Complexity: O(1) to create; O(*k*) per mutation in the keys it changes.
+    public func observeMutations(
+        options: ObservationOptions = [],
+        queue: CoalescingQueue = .main,
+        fileID: StaticString = #fileID,
+        line: UInt = #line,
+        _ callback: @escaping @Sendable (ObservedDictionary, DictionaryChanges<Key>) -> Void
+    ) -> ObservationToken {
+        _observeSynthetic(
+            .synthetic(\ObservedDictionary.snapshot, serial: observation.contentsSerial, valueType: [Key: Value].self),
+            subscription: ChangeListSubscription(
+                root: self, log: observation.addLog(), holder: observation,
+                options: options.subtracting(.endpointChanges), queue: queue,
+                site: CreationSite(fileID: fileID, line: line), callback: callback))
+    }
+}
+
+extension ObservedDictionary: ObservedCollectionPaths {
+    /// `count`, or a key (for `String` keys).
+    func resolve(component: String) -> (serial: UInt64, value: Any)? {
+        if component == "count" { return (observation.countSerial, storage.count) }
+        guard let key = component as? Key else { return nil }
+        return (observation.serial(forKey: key), storage[key] as Any)
+    }
+
+    var elementModels: [ObservableModel] {
+        var seen = Set<ObjectIdentifier>()
+        return storage.values.compactMap { value in
+            guard let model = PathStep.model(in: value), seen.insert(ObjectIdentifier(model)).inserted else {
+                return nil
+            }
+            return model
+        }
+    }
+}
+
+// MARK: - Standard protocols
+
+extension ObservedDictionary: Collection {
+    /// Positions are `Dictionary`'s; they are invalidated by mutations, as there.
+    public typealias Index = Dictionary<Key, Value>.Index
+    /// A key-value pair, as in `Dictionary`.
+    public typealias Element = (key: Key, value: Value)
+
+    /// The first position.
+    public var startIndex: Index { storage.startIndex }
+    /// The position past the last pair.
+    public var endIndex: Index { storage.endIndex }
+    /// The position after `i`.
+    public func index(after i: Index) -> Index { storage.index(after: i) }
+
+    /// The key-value pair at `position` (reading it depends on every mutation, for tracking).
+    public subscript(position: Index) -> (key: Key, value: Value) {
+        if isCapturingAccesses {
+            recordCollectionAccess(serial: observation.contentsSerial, valueType: [Key: Value].self)
+        }
+        return storage[position]
+    }
+
+    /// The index of `key`, if it has a value.
+    public func index(forKey key: Key) -> Index? { storage.index(forKey: key) }
+}
+
+extension ObservedDictionary: ExpressibleByDictionaryLiteral {
+    /// Creates a dictionary from a literal: `@Observed var settings: ObservedDictionary<String, String> = [:]`.
+    public convenience init(dictionaryLiteral elements: (Key, Value)...) {
+        self.init(Dictionary(elements, uniquingKeysWith: { _, last in last }))
+    }
+}
+
+extension ObservedDictionary: Equatable where Value: Equatable {
+    /// Compares the contents; observers and identity don't count.
+    public static func == (lhs: ObservedDictionary, rhs: ObservedDictionary) -> Bool {
+        lhs.storage == rhs.storage
+    }
+}
+
+extension ObservedDictionary: Hashable where Value: Hashable {
+    /// Hashes the contents. Don't mutate a dictionary while it is a key of a `Set` or `Dictionary`.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(storage)
+    }
+}
+
+extension ObservedDictionary: CustomStringConvertible {
+    /// The contents, printed like a `Dictionary`.
+    public var description: String { storage.description }
+}

@@ -1,0 +1,206 @@
+import Testing
+
+@testable import ObservationTokens
+
+@Suite("Collection paths")
+struct CollectionPathTests {
+    @Test func stringPathsNameCountIndexesKeysAndMembers() throws {
+        let queue = CoalescingQueue(target: .manual)
+        let list = CollList()
+        list.numbers.append(contentsOf: [1, 2, 3])
+        let log = CollLog<String>()
+        let memberKey = list.tags.key(for: "urgent")
+        let tokens = [
+            try list.observe(path: "numbers.count", queue: queue) { _ in log.append("count") },
+            try list.observe(path: "numbers.#1", queue: queue) { _ in log.append("#1") },
+            try list.observe(path: "numbers.*", queue: queue) { _ in log.append("*") },
+            try list.observe(path: "settings.theme", queue: queue) { _ in log.append("theme") },
+            try list.observe(path: "tags.\(memberKey)", queue: queue) { _ in log.append("urgent") },
+        ]
+        list.numbers[2] = 30  // *
+        #expect(queue.drain() == 1)
+        list.numbers.insert(0, at: 0)  // count, #1, *
+        #expect(queue.drain() == 3)
+        list.settings["font"] = "Mono"
+        list.tags.insert("later")
+        #expect(queue.drain() == 0)
+        list.settings["theme"] = "dark"
+        list.tags.insert("urgent")
+        #expect(queue.drain() == 2)
+        // Replacing the collection retargets, like any object on a path.
+        list.numbers = [5]
+        #expect(queue.drain() == 3)
+        list.numbers.append(6)  // count, #1, * on the new array
+        #expect(queue.drain() == 3)
+        #expect(
+            log.take() == [
+                // A mutation makes `*` pending first, then the count, then indexes; replacing
+                // the array makes the tokens pending in the order they were created.
+                "*", "*", "count", "#1", "theme", "urgent", "count", "#1", "*", "*", "count", "#1",
+            ])
+        withExtendedLifetime(tokens) {}
+    }
+
+    @Test func objectFollowingInAStringPath() throws {
+        let queue = CoalescingQueue(target: .manual)
+        let list = CollList()
+        list.items.append(contentsOf: collItems(3))
+        let followed = list.items[2]
+        let log = CollLog<String>()
+        let token = try list.observe(path: "items.2.title", queue: queue) { _ in log.append("fired") }
+        list.items.insert(CollItem("x"), at: 0)  // moves; the title path follows it
+        #expect(queue.drain() == 0)
+        followed.title = "renamed"
+        #expect(queue.drain() == 1)
+        list.items.removeAll { $0 === followed }
+        #expect(queue.drain() == 1)
+        #expect(!token.isValid)  // fired once when the object left, then ended
+        followed.title = "gone"
+        list.items.append(followed)
+        followed.title = "back"
+        #expect(queue.drain() == 0)
+        #expect(log.take() == ["fired", "fired"])
+        withExtendedLifetime(token) {}
+    }
+
+    @Test func badCollectionComponentsThrow() {
+        let list = CollList()
+        list.items.append(contentsOf: collItems(2))
+        #expect(throws: KeyPathError.indexOutOfRange(5, count: 2, path: "items.5", position: 2)) {
+            try list.observe(path: "items.5") { _ in }
+        }
+        // Numbers follow objects only in arrays of objects.
+        #expect(throws: KeyPathError.unsupportedComponent("0", path: "numbers.0", position: 2)) {
+            try list.observe(path: "numbers.0") { _ in }
+        }
+        #expect(throws: KeyPathError.unsupportedComponent("0", path: "settings.0", position: 2)) {
+            try list.observe(path: "settings.0") { _ in }
+        }
+        // Index-following beyond the end is allowed.
+        #expect((try? list.observe(path: "items.#40") { _ in }) != nil)
+    }
+
+    @Test func wildcardOverElementsInAStringPath() throws {
+        let queue = CoalescingQueue(target: .manual)
+        let list = CollList()
+        let item = CollItem("a")
+        list.items.append(item)
+        let count = CoreCounter()
+        let token = try list.observe(path: "items.*.isDone", queue: queue) { _ in count.increment() }
+        item.isDone = true
+        #expect(queue.drain() == 1)
+        let later = CollItem("b")
+        list.items.append(later)
+        #expect(queue.drain() == 1)
+        later.isDone = true
+        #expect(queue.drain() == 1)
+        #expect(count.value == 3)
+        withExtendedLifetime(token) {}
+    }
+
+    @Test func typedChainsRunThroughCollections() {
+        let queue = CoalescingQueue(target: .manual)
+        let list = CollList()
+        let log = CollLog<String>()
+        let tokens = [
+            list.observe(KeyPathChain(\CollList.numbers).then(\.count), queue: queue) { _, count in
+                log.append("count \(count)")
+            },
+            list.observe(KeyPathChain(\CollList.settings).then(\.["theme"]), queue: queue) { _, theme in
+                log.append("theme \(theme ?? "nil")")
+            },
+            list.observe(KeyPathChain(\CollList.numbers).then(\.[ifPresent: 0]), queue: queue) { _, first in
+                log.append("first \(first.map(String.init) ?? "nil")")
+            },
+        ]
+        list.numbers.append(1)
+        #expect(queue.drain() == 2)
+        list.settings["theme"] = "dark"
+        #expect(queue.drain() == 1)
+        list.numbers = [7, 8]
+        #expect(queue.drain() == 2)
+        #expect(log.take() == ["count 1", "first 1", "theme dark", "count 2", "first 7"])
+        withExtendedLifetime(tokens) {}
+    }
+}
+
+/// A model whose collection may be nil.
+final class CollMaybeList: ObservableModel {
+    @Observed var numbers: ObservedArray<Int>? = nil
+}
+
+@Suite("Collection paths through optionals")
+struct CollectionOptionalPathTests {
+    @Test func indexComponentsWaitForANilCollection() throws {
+        let queue = CoalescingQueue(target: .manual)
+        let holder = CollMaybeList()
+        let count = CoreCounter()
+        let token = try holder.observe(path: "numbers.#0", queue: queue) { _ in count.increment() }
+        holder.numbers = []
+        #expect(queue.drain() == 1)
+        holder.numbers?.append(1)
+        #expect(queue.drain() == 1)
+        holder.numbers?.append(2)
+        #expect(queue.drain() == 0)
+        #expect(count.value == 2)
+        withExtendedLifetime(token) {}
+    }
+}
+
+@Suite("Collection paths: object-following ends")
+struct CollectionFollowEndTests {
+    @Test func immediateFollowersEndRightAfterTheirCall() throws {
+        let list = CollList()
+        list.items.append(contentsOf: collItems(2))
+        let count = CoreCounter()
+        let stringToken = try list.observe(path: "items.0", options: .immediate) { _ in count.increment() }
+        let typedToken = try list.items.observeObject(at: 0, options: .immediate) { _, _ in count.increment() }
+        list.items.insert(CollItem("x"), at: 0)
+        #expect(count.value == 0)
+        list.items.remove(at: 1)
+        #expect(count.value == 2)
+        #expect(!stringToken.isValid && !typedToken.isValid)
+    }
+}
+
+@Suite("Collection paths: fan-out and rebinding")
+struct CollectionFanOutTests {
+    @Test func dictionaryWildcardFollowsEveryValue() throws {
+        let queue = CoalescingQueue(target: .manual)
+        let rows: ObservedDictionary<String, CollItem> = [:]
+        let first = CollItem("a")
+        rows["a"] = first
+        rows["again"] = first  // reachable twice: watched once
+        let count = CoreCounter()
+        let token = try rows.observe(path: "*.isDone", queue: queue) { _ in count.increment() }
+        first.isDone = true
+        #expect(queue.drain() == 1)
+        let later = CollItem("b")
+        rows["b"] = later
+        #expect(queue.drain() == 1)
+        later.isDone = true
+        first.isDone = false
+        #expect(queue.drain() == 1)
+        rows["a"] = nil  // one occurrence of `first` remains
+        #expect(queue.drain() == 1)
+        first.isDone = true
+        #expect(queue.drain() == 1)
+        #expect(count.value == 5)
+        withExtendedLifetime(token) {}
+    }
+
+    @Test func objectFollowingStringPathIsBoundToItsArray() throws {
+        let queue = CoalescingQueue(target: .manual)
+        let list = CollList()
+        let followed = CollItem("a")
+        list.items.append(followed)
+        let count = CoreCounter()
+        let token = try list.observe(path: "items.0.title", queue: queue) { _ in count.increment() }
+        list.items = [followed]  // another array: the rest of the path is unreachable
+        #expect(queue.drain() == 1)
+        followed.title = "renamed"
+        #expect(queue.drain() == 0)
+        #expect(count.value == 1)
+        withExtendedLifetime(token) {}
+    }
+}

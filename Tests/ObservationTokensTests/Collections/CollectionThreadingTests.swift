@@ -1,0 +1,49 @@
+import Testing
+
+@testable import ObservationTokens
+
+@Suite("Collection tokens across threads")
+struct CollectionThreadingTests {
+    @Test func tokensComeAndGoOnOtherThreadsWhileOneThreadMutates() async {
+        let mutations = RelScale.iterations(4_000, tsanDivisor: 8)
+        let shared = CollShared(numbers: [], settings: [:])
+        let numbers = shared.numbers
+        let settings = shared.settings
+        let counted = CoreCounter()
+        // An immediate token: exactly one callback per change of the count.
+        let countToken = numbers.observe(\.count, options: .immediate) { _ in counted.increment() }
+        let keyCounted = CoreCounter()
+        let keyToken = settings.observe(key: 0, options: .immediate) { _ in keyCounted.increment() }
+        let queue = CoalescingQueue(target: .manual)
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                // The only thread that touches the contents.
+                for value in 0..<mutations {
+                    shared.numbers.append(value)
+                    shared.settings[value % 3] = value
+                }
+            }
+            for worker in 0..<2 {
+                group.addTask {
+                    let numbers = shared.numbers
+                    let settings = shared.settings
+                    for round in 0..<(mutations / 4) {
+                        let tokens = [
+                            numbers.observeElement(at: (round + worker) % 50, queue: queue) { _ in },
+                            numbers.observeMutations(queue: queue) { _, _ in },
+                            settings.observe(key: round % 5, queue: queue) { _ in },
+                            settings.observeMutations(queue: queue) { _, _ in },
+                        ]
+                        if round % 2 == 0 { tokens.forEach { $0.invalidate() } }
+                    }
+                }
+            }
+        }
+        _ = queue.drain()
+        #expect(counted.value == mutations)
+        #expect(keyCounted.value == (mutations + 2) / 3)
+        #expect(numbers.attachedEdgeCount == 1)
+        #expect(settings.attachedEdgeCount == 1)
+        withExtendedLifetime((numbers, settings, countToken, keyToken)) {}
+    }
+}
