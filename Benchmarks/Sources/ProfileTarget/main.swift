@@ -190,6 +190,9 @@ func w10measured(_ root: OptionalRoot, _ middles: [OptionalMiddle]) {
     for tick in 1...opaque(20) {
         root.a = middles[tick & 1]
         precondition(queue.drain() == 1_000)
+    }
+}
+
 /// R1: 1,000,000 gets of a property that has no token (the getter's fast path).
 func r1() {
     let model = Counter()
@@ -224,6 +227,9 @@ func w16measured(_ model: Counter) async {
         queue.drain()
         let next = await iterator.next()
         precondition(next == value)
+    }
+}
+
 /// W15: a one-way binding with `map` to a plain object; 1,000,000 sets, one drain; then 100
 /// batches of 100 bindings created and released.
 final class Plain {
