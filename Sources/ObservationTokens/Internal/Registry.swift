@@ -138,7 +138,11 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
     /// it was not pending yet; a leaf subscription that is already pending costs one atomic
     /// operation and nothing else. Subscriptions that need more (old values, immediate mode, or
     /// a path running through this property) are handled after unlocking.
-    func propertyDidChange(owner: ObservableModel, serial: UInt64, oldValue: () -> Any) {
+    ///
+    /// Returns the `.immediate` subscriptions to call, for the caller to call after this frame
+    /// is gone: a cascade of immediate callbacks (each setting the next model's property) then
+    /// costs the setter's small frames per level, not this function's large one.
+    func propertyDidChange(owner: ObservableModel, serial: UInt64, oldValue: () -> Any) -> [Subscription]? {
         // Optional arrays: the common case allocates nothing and releases nothing.
         var plain: [Subscription]?
         var candidates: [Subscription]?
@@ -180,7 +184,7 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
         }
         // Plain subscriptions are single-property tokens on this property: rooted here.
         if let plain { CoalescingQueue.enqueue(plain, root: owner) }
-        guard candidates != nil || needsWork != nil else { return }
+        guard candidates != nil || needsWork != nil else { return nil }
         if var candidates {
             for subscription in candidates {
                 // Pending or not, a change token without this tick's old value takes this one
@@ -190,12 +194,13 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
             candidates.removeAll { !$0.markPending() }
             if !candidates.isEmpty { CoalescingQueue.enqueue(candidates, changedObject: owner) }
         }
-        guard let needsWork else { return }
+        guard let needsWork else { return nil }
         // A path may run through this property twice (`a.next.next` with `a.next === a`): each
         // subscription is handled once per change, told apart by a stamp (cheaper than a set).
         // Subscriptions without extras have a single edge, so they can't come twice.
         let visit = Self.nextVisit.add(1, ordering: .relaxed).newValue
         var walks = WalkMemo(changed: owner, serial: serial)
+        var immediate: [Subscription]?
         // Queued together: tokens rooted at `owner` (1,000 views on `root.a.b`) share one item.
         var pending: [Subscription] = []
         for (subscription, isLeaf) in needsWork {
@@ -204,7 +209,7 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
             }
             if !isLeaf { subscription.retarget(walks: &walks) }
             if subscription.isImmediate {
-                subscription.propertyDidChange(changedObject: owner, oldValue: oldValue)
+                immediate.append(subscription, default: [])
             } else if subscription.markPending() {
                 subscription.recordOldValue(oldValue)
                 if pending.isEmpty { pending.reserveCapacity(needsWork.count) }
@@ -217,6 +222,7 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
         // that had no edges yet tells no one): read again, now that they are, and walk again.
         walks.revalidate()
         if !pending.isEmpty { CoalescingQueue.enqueue(pending, changedObject: owner) }
+        return immediate
     }
 
     /// Stamps for `SubscriptionExtras.lastVisit`, one per change that needs the slow path.

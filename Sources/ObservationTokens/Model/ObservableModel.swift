@@ -139,9 +139,12 @@ open class ObservableModel {
         let bits = registryBits.load(ordering: .acquiring)
         guard bits != 0 else { return }
         // `self` keeps the registry alive, so it can be used without a retain.
-        Unmanaged<Registry>.fromOpaque(UnsafeRawPointer(bitPattern: bits)!)._withUnsafeGuaranteedRef {
+        let immediate = Unmanaged<Registry>.fromOpaque(UnsafeRawPointer(bitPattern: bits)!)._withUnsafeGuaranteedRef {
             $0.propertyDidChange(owner: self, serial: serial, oldValue: oldValue)
         }
+        // `.immediate` callbacks run from this small frame, not the registry's.
+        guard let immediate else { return }
+        for subscription in immediate { subscription.propertyDidChange(changedObject: self, oldValue: oldValue) }
     }
 
 }
