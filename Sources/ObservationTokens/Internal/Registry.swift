@@ -111,6 +111,12 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
     /// write of the property on another thread (see `ObservableModel._readByPaths`). `read` gets the serial cached for
     /// a key path, if any. Returns nil once the owner has deinitialized.
     func readForPath<T>(_ read: ((AnyKeyPath) -> UInt64?) -> T) -> T? {
+        readForPathVersioned(read)?.value
+    }
+
+    /// `readForPath`, also returning the owner's store version at the read (see
+    /// `ObservableModel.storeVersion`).
+    func readForPathVersioned<T>(_ read: ((AnyKeyPath) -> UInt64?) -> T) -> (value: T, version: Int)? {
         withLock { state in
             guard !state.isDead else { return nil }
             if !state.isReadByPaths {
@@ -124,7 +130,10 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
             return owner._withUnsafeGuaranteedRef { owner in
                 owner._beginExclusiveStore()
                 defer { owner._endExclusiveStore() }
-                return read { keyPath in keys.first { $0.keyPath === keyPath }?.serial }
+                let value = read { keyPath in keys.first { $0.keyPath === keyPath }?.serial }
+                // Read while holding the bit: no store can be under way, so the counter is the
+                // one this value goes with.
+                return (value, owner.storeVersion & ~ObservableModel._storeBit)
             }
         }
     }

@@ -306,6 +306,8 @@ struct WalkMemo {
             var moved = false
             for index in walks.indices {
                 let walk = walks[index]
+                // Nothing the walk read was written since (one load per object): nothing to do.
+                if Self.unwritten(walk) { continue }
                 let keys = Self.keys(walk.path, pathIndex: walk.pathIndex, from: walk.start, step: walk.step)
                 guard !Self.same(keys, walk.keys) else { continue }
                 moved = true
@@ -317,6 +319,17 @@ struct WalkMemo {
             }
             if !moved { return }
         }
+    }
+
+    /// Whether no object whose value a linear walk read has been stored to since: each middle
+    /// step's object still has the store version the walk saw. A fan-out walk always counts as
+    /// written (its keys don't record every read).
+    private static func unwritten(_ walk: Walk) -> Bool {
+        guard !walk.path.hasInnerWildcard else { return false }
+        for key in walk.keys where !key.isLeaf {
+            guard let object = key.registry.weakOwner, object.storeVersion == key.version else { return false }
+        }
+        return true
     }
 
     private static func keys(_ path: ObservedPath, pathIndex: Int, from start: ObservableModel, step: Int)

@@ -44,7 +44,15 @@ open class ObservableModel {
     /// registry's lock, the lock walks read under, so a path may read this object's properties
     /// on other threads than the ones that write them.
     @usableFromInline
-    static var _readByPaths: Int { 1 << 40 }
+    static var _readByPaths: Int { 1 << 20 }
+
+    /// One store in the counter above `_readByPaths` (bits 21 to 61): setters of objects read by
+    /// paths count their stores there as they give `_storeBit` back, so a walk can tell, with one
+    /// load, whether an object it read has been written since (see `WalkMemo.revalidate`).
+    static var _storeCount: Int { 1 << 21 }
+
+    /// The bits of `_edgeCount` that change when a setter of an object read by paths stores.
+    static var _storeVersionMask: Int { _storeBit | (_storeBit - _storeCount) }
 
     /// The number of this object's properties (and `*`) with an observation edge.
     final var observedPropertyCount: Int { _edgeCount.load(ordering: .relaxed) & (Self._readByPaths - 1) }
@@ -127,11 +135,21 @@ open class ObservableModel {
         return read()
     }
 
-    /// Gives `_storeBit` back.
+    /// Gives `_storeBit` back after a read.
     @usableFromInline @inline(never)
     final func _endExclusiveStore() {
         _edgeCount.wrappingSubtract(Self._storeBit, ordering: .releasing)
     }
+
+    /// Gives `_storeBit` back after a store, counting the store (one atomic add either way).
+    @usableFromInline @inline(never)
+    final func _endStoreCounted() {
+        _edgeCount.wrappingAdd(Self._storeCount &- Self._storeBit, ordering: .releasing)
+    }
+
+    /// The store counter and `_storeBit`: equal at two moments only if no store of this object
+    /// began or ended in between.
+    final var storeVersion: Int { _edgeCount.load(ordering: .acquiring) & Self._storeVersionMask }
 
     /// Slow path of an `@Observed` setter: the object has tokens and the value really changed.
     @usableFromInline

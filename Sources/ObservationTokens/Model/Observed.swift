@@ -101,8 +101,8 @@ public struct Observed<Value> {
                 // each other.
                 object._beginExclusiveStore()
                 object[keyPath: storageKeyPath].value = newValue
-                object._endExclusiveStore()
-                if edges == ObservableModel._readByPaths { return }  // nobody observes it now
+                object._endStoreCounted()
+                if edges & (ObservableModel._readByPaths - 1) == 0 { return }  // nobody observes it now
             }
             // Compared after storing and before telling anyone, so a callback this set causes
             // always runs after the comparison.

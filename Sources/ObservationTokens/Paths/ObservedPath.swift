@@ -77,13 +77,17 @@ struct ObservedPath: Sendable {
         /// Which of the subscription's paths, and which step of it, the edge is for.
         let path: Int32
         let step: Int32
+        /// For a step whose value the walk read (a middle step): the object's store version at
+        /// that read; 0 otherwise.
+        let version: Int
 
-        init(object: ObservableModel, serial: UInt64, isLeaf: Bool, path: Int, step: Int) {
+        init(object: ObservableModel, serial: UInt64, isLeaf: Bool, path: Int, step: Int, version: Int = 0) {
             registry = object.registry
             self.serial = serial
             self.isLeaf = isLeaf
             self.path = Int32(truncatingIfNeeded: path)
             self.step = Int32(truncatingIfNeeded: step)
+            self.version = version
         }
     }
 
@@ -128,10 +132,12 @@ struct ObservedPath: Sendable {
                 edges.append(EdgeKey(object: object, serial: serial, isLeaf: true, path: pathIndex, step: index))
                 return .unreachable
             }
-            guard let (serial, value) = steps[index].readForWalk(on: object) else {
+            var version = 0
+            guard let (serial, value) = steps[index].readForWalk(on: object, version: &version) else {
                 return index == 0 ? nil : .unreachable
             }
-            edges.append(EdgeKey(object: object, serial: serial, isLeaf: isLeaf, path: pathIndex, step: index))
+            edges.append(
+                EdgeKey(object: object, serial: serial, isLeaf: isLeaf, path: pathIndex, step: index, version: version))
             if isLeaf { return .value(value) }
             guard let next = PathStep.model(in: value) else { return .unreachable }
             object = next

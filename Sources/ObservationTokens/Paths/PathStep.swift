@@ -44,12 +44,18 @@ enum PathStep: Sendable {
     /// store bit, which marks the object as read by paths (its setters take the bit from then
     /// on), so a walk may read properties that other threads write.
     func readForWalk(on object: ObservableModel) -> (serial: UInt64, value: Any)? {
+        var version = 0
+        return readForWalk(on: object, version: &version)
+    }
+
+    /// `readForWalk(on:)`, also setting `version` to the object's store version at the read.
+    func readForWalk(on object: ObservableModel, version: inout Int) -> (serial: UInt64, value: Any)? {
         switch self {
         case .key(let key):
             let registry = object.registry
             var isNew = false
-            let result =
-                registry.readForPath { knownSerial -> (serial: UInt64, value: Any)? in
+            let read =
+                registry.readForPathVersioned { knownSerial -> (serial: UInt64, value: Any)? in
                     if let serial = knownSerial(key.keyPath) { return key.read(object).map { (serial, $0) } }
                     // Known for the class: the storage's immutable serial, read at its offset.
                     if let entry = PropertyTable(object).entry(forKeyPath: key.keyPath) {
@@ -62,14 +68,18 @@ enum PathStep: Sendable {
                     else { return nil }
                     isNew = true
                     return (serial, value)
-                } ?? nil
+                }
+            version = read?.version ?? 0
+            let result = read?.value ?? nil
             if isNew, let result {
                 registry.remember(key.keyPath, serial: result.serial)
                 PropertyTable(object).learn(key.keyPath, serial: result.serial, on: object)
             }
             return result
         case .name:
-            return object.registry.readForPath { _ in resolve(on: object) } ?? nil
+            let read = object.registry.readForPathVersioned { _ in resolve(on: object) }
+            version = read?.version ?? 0
+            return read?.value ?? nil
         case .wildcard:
             return nil
         }
