@@ -63,7 +63,7 @@ private func checkKeyPath(_ path: String) {
         _ = token.debugDescription
         token.invalidate()
         _ = queue.drain()
-        for object in [a, b] as [ObservableModel] + [leaf] where object._edgeCount.load(ordering: .relaxed) != 0 {
+        for object in [a, b] as [ObservableModel] + [leaf] where object.hasEdges {
             fuzzFailure("edges left after invalidate()", path)
         }
     } catch {
@@ -88,6 +88,11 @@ private func checkConsistent(_ error: KeyPathError, _ path: String) {
         guard errorPath == path else { fuzzFailure("error names another path", path) }
         guard components.indices.contains(position - 1), components[position - 1] == name else {
             fuzzFailure("\(error) names a component that is not at position \(position)", path)
+        }
+    case .indexOutOfRange(let index, _, let errorPath, let position):
+        guard errorPath == path else { fuzzFailure("error names another path", path) }
+        guard components.indices.contains(position - 1), components[position - 1] == String(index) else {
+            fuzzFailure("\(error) names an index that is not at position \(position)", path)
         }
     case .noObservedProperty, .emptyPathList:
         fuzzFailure("a string path threw \(error)", path)
