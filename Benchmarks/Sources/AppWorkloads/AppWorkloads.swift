@@ -449,7 +449,8 @@ public struct W19Combine {
                     appBlackHole(item.count)
                     appBlackHole(item.title.utf8.count)
                     appBlackHole(item.owner?.count ?? 0)
-                } onChange: {}
+                } onChange: {
+                }
             }
         }
 

@@ -28,3 +28,21 @@ func w19() {
     W19Ours.measuredTokensFirst(&tokensFirst)
     precondition(queue.drain() == 0)
 }
+
+/// R2: 1,000,000 sets of an `@Observed` optional model reference (`owner: OTItem?`) that no
+/// token observes, alternating between two objects and nil: the identity comparison and the
+/// store, without any delivery.
+func r2() {
+    let item = OTItem()
+    let others: [OTItem?] = [OTItem(), nil, OTItem()]
+    r2measured(item, others)
+    blackHole(item.owner == nil ? 0 : 1)
+}
+
+@inline(never)
+func r2measured(_ item: OTItem, _ others: [OTItem?]) {
+    for index in 0..<opaque(1_000_000) { setOwner(item, others[index % 3]) }
+}
+
+@inline(never)
+func setOwner(_ item: OTItem, _ owner: OTItem?) { item.owner = owner }

@@ -17,7 +17,8 @@ func runW17(_ settings: Settings) -> [Row] {
     let perTick = 5_000
     let ticks = settings.size(full: 200, quick: 10)
     let sets = appSets(models: models, count: perTick * ticks)
-    let title = "many models: \(grouped(models)) models × 8 properties, 3 tokens each, \(grouped(perTick)) random sets per tick, deliver"
+    let title =
+        "many models: \(grouped(models)) models × 8 properties, 3 tokens each, \(grouped(perTick)) random sets per tick, deliver"
     let rounds = settings.quick ? 3 : 5
 
     var oursCallbacks = 0
@@ -60,7 +61,8 @@ func runW17(_ settings: Settings) -> [Row] {
         + "Observation \(grouped(appleCallbacks)) view-model updates (one per changed view-model per tick)"
     return [
         Row(
-            workload: "W17", title: title, ours: oursNs, peer: "OpenCombine `@Published` + `sink`", peerValue: combineNs,
+            workload: "W17", title: title, ours: oursNs, peer: "OpenCombine `@Published` + `sink`",
+            peerValue: combineNs,
             target: .ratioAtLeast(5), note: "ns per set, delivery included; " + counts),
         Row(
             workload: "W17", title: title, ours: oursNs, peer: "Observation, re-armed per tick", peerValue: appleNs,
@@ -82,25 +84,32 @@ func runW18(_ settings: Settings) -> [Row] {
     let tally = AppTally()
     let oursNs = medianOfRounds(settings) {
         let cells = (0..<count).map { _ in OTCell() }
-        let elapsed = time { verify(measuredW18Ours(cells, queue: queue, tally: tally) == count, "W18 ours: one callback per object") }
+        let elapsed = time {
+            verify(measuredW18Ours(cells, queue: queue, tally: tally) == count, "W18 ours: one callback per object")
+        }
         return elapsed.nanoseconds / Double(count)
     }
     let combineNs = medianOfRounds(settings) {
         let cells = (0..<count).map { _ in CombineCell() }
-        let elapsed = time { verify(measuredW18Combine(cells, tally: tally) == count, "W18 OpenCombine: one sink call per object") }
+        let elapsed = time {
+            verify(measuredW18Combine(cells, tally: tally) == count, "W18 OpenCombine: one sink call per object")
+        }
         return elapsed.nanoseconds / Double(count)
     }
     var appleNs: Double?
     #if canImport(Observation)
         appleNs = medianOfRounds(settings) {
             let cells = (0..<count).map { _ in AppleCell() }
-            let elapsed = time { verify(measuredW18Apple(cells, tally: tally) == count, "W18 Observation: one onChange per object") }
+            let elapsed = time {
+                verify(measuredW18Apple(cells, tally: tally) == count, "W18 Observation: one onChange per object")
+            }
             return elapsed.nanoseconds / Double(count)
         }
     #endif
     return [
         Row(
-            workload: "W18", title: title, ours: oursNs, peer: "OpenCombine `@Published` + `sink`", peerValue: combineNs,
+            workload: "W18", title: title, ours: oursNs, peer: "OpenCombine `@Published` + `sink`",
+            peerValue: combineNs,
             note: "ns per object: token created, one set, delivered, token ended"),
         Row(
             workload: "W18", title: title, ours: oursNs, peer: "Observation (no end step)", peerValue: appleNs,
@@ -146,7 +155,8 @@ func runW19(_ settings: Settings) -> [Row] {
             workload: "W19", title: first, ours: oursModelsFirst, peer: "OpenCombine (models, then cancellables)",
             peerValue: combineModelsFirst, note: "ns per model, both releases timed"),
         Row(
-            workload: "W19", title: first, ours: oursModelsFirst, peer: "Observation (models; registrations die with them)",
+            workload: "W19", title: first, ours: oursModelsFirst,
+            peer: "Observation (models; registrations die with them)",
             peerValue: appleNs, note: appleNs == nil ? appleUnavailable : nil),
         Row(
             workload: "W19", title: second, ours: oursTokensFirst, peer: "OpenCombine (cancellables, then models)",
