@@ -17,6 +17,16 @@ let package = Package(
                 .product(name: "ObservationTokens", package: "ObservationTokens"),
                 .product(name: "OpenCombine", package: "OpenCombine"),
                 "CHeapStats",
+                "AppWorkloads",
+            ]
+        ),
+        // App-shaped workloads (W17–W19), shared by PeerBench, ProfileTarget and PeerProfile so the
+        // timed and the instruction-counted code are the same code.
+        .target(
+            name: "AppWorkloads",
+            dependencies: [
+                .product(name: "ObservationTokens", package: "ObservationTokens"),
+                .product(name: "OpenCombine", package: "OpenCombine"),
             ]
         ),
         // glibc's mallinfo2() for W7 (Swift's Glibc module doesn't include <malloc.h>).
@@ -24,8 +34,10 @@ let package = Package(
         // Our side of each workload only, for `valgrind --tool=callgrind` (see README.md).
         .executableTarget(
             name: "ProfileTarget",
-            dependencies: [.product(name: "ObservationTokens", package: "ObservationTokens")]
+            dependencies: [.product(name: "ObservationTokens", package: "ObservationTokens"), "AppWorkloads"]
         ),
+        // The peers' side (OpenCombine, Observation) of the app-shaped workloads, for callgrind.
+        .executableTarget(name: "PeerProfile", dependencies: ["AppWorkloads"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -48,6 +48,7 @@ let workloads: [(id: String, run: (Settings) -> [Row])] = [
     ("W12", runW12),
     ("W13", runW13),
     ("W14", runW14),
+    ("W17", runW17), ("W18", runW18), ("W19", runW19),
 ]
 
 var rows: [Row] = []

@@ -266,6 +266,7 @@ func w15measuredCreate(_ model: Counter, _ target: Plain) {
 
 switch CommandLine.arguments.dropFirst().first?.uppercased() {
 case "R1": r1()
+case "R2": r2()
 case "W16": w16()
 case "W1": w1()
 case "W2": w2()
@@ -279,8 +280,12 @@ case "W12": w12(size: Int(CommandLine.arguments.dropFirst(2).first ?? "") ?? 100
 case "W13": w13()
 case "W14": w14()
 case "W15": w15()
+case "W17": w17(ticks: Int(CommandLine.arguments.dropFirst(2).first ?? "") ?? 200)
+case "W18": w18(count: Int(CommandLine.arguments.dropFirst(2).first ?? "") ?? 100_000)
+case "W19": w19()
 default:
-    let usage = "usage: ProfileTarget R1|W1|W2|W3|W4|W5|W6 [live]|W8|W9|W10|W12 [size]|W13|W14|W15|W16\n"
+    let usage =
+        "usage: ProfileTarget R1|R2|W1|W2|W3|W4|W5|W6 [live]|W8|W9|W10|W12 [size]|W13|W14|W15|W16|W17 [ticks]|W18 [count]|W19\n"
     _ = usage.utf8CString.withUnsafeBufferPointer { write(2, $0.baseAddress, $0.count - 1) }
     exit(64)
 }

@@ -1,0 +1,60 @@
+// The peers' side (OpenCombine, Observation) of the app-shaped workloads W17–W19, for
+// instruction counts beside ProfileTarget's (ours):
+//
+//   swift build -c release --package-path Benchmarks --product PeerProfile
+//   valgrind --tool=callgrind --toggle-collect='*measured*' --callgrind-out-file=/tmp/cg.W17c \
+//       Benchmarks/.build/release/PeerProfile W17-combine 20
+//
+// The code is the same as PeerBench times (AppWorkloads). Cases: W17-combine [ticks],
+// W17-observation [ticks], W18-combine [count], W18-observation [count], W19-combine,
+// W19-observation.
+
+import AppWorkloads
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+let argument = CommandLine.arguments.dropFirst(2).first.flatMap { Int($0) }
+
+switch CommandLine.arguments.dropFirst().first?.lowercased() {
+case "w17-combine":
+    let ticks = argument ?? 200
+    let sets = appSets(models: 1_000, count: 5_000 * ticks)
+    let state = W17Combine(models: 1_000)
+    state.measuredTicks(sets, perTick: 5_000)
+    print("sink calls: \(state.callbacks)")
+    state.tearDown()
+case "w18-combine":
+    let count = argument ?? 100_000
+    let cells = (0..<count).map { _ in CombineCell() }
+    precondition(measuredW18Combine(cells, tally: AppTally()) == count)
+case "w19-combine":
+    var modelsFirst = W19Combine(models: 10_000)
+    W19Combine.measuredModelsFirst(&modelsFirst)
+    var tokensFirst = W19Combine(models: 10_000)
+    W19Combine.measuredTokensFirst(&tokensFirst)
+#if canImport(Observation)
+    case "w17-observation":
+        let ticks = argument ?? 200
+        let sets = appSets(models: 1_000, count: 5_000 * ticks)
+        let state = W17Apple(models: 1_000)
+        state.measuredTicks(sets, perTick: 5_000)
+        print("view-model updates: \(state.callbacks)")
+        state.tearDown()
+    case "w18-observation":
+        let count = argument ?? 100_000
+        let cells = (0..<count).map { _ in AppleCell() }
+        precondition(measuredW18Apple(cells, tally: AppTally()) == count)
+    case "w19-observation":
+        var state = W19Apple(models: 10_000)
+        W19Apple.measuredModels(&state)
+#endif
+default:
+    let usage =
+        "usage: PeerProfile W17-combine|W17-observation [ticks] | W18-combine|W18-observation [count] | W19-combine|W19-observation\n"
+    _ = usage.utf8CString.withUnsafeBufferPointer { write(2, $0.baseAddress, $0.count - 1) }
+    exit(64)
+}
