@@ -94,7 +94,8 @@ struct CascadeDepthTests {
         // (measured: 2,010 bytes in debug, 514 optimized; 2,958 in debug before immediate
         // callbacks were moved out of the registry's frame)
         #if DEBUG
-            #expect(result.bytesPerLevel < 2_500)
+            // The thread sanitizer's instrumentation makes frames larger still.
+            #expect(result.bytesPerLevel < (RelScale.isThreadSanitizerRun ? 4_000 : 2_500))
         #else
             #expect(result.bytesPerLevel < 640)
         #endif
