@@ -17,11 +17,24 @@ public struct WatchpointHit: Sendable, CustomStringConvertible {
     public let oldValue: String
     /// The value after the change (`String(describing:)`).
     public let newValue: String
-    /// Where `breakOnChange(of:)` was called, as `file:line`.
+    /// Where `breakOnChange(of:)` or `breakOnInvoke()` was called, as `file:line`.
     public let site: String
+    /// True for a stop of `ObservationToken.breakOnInvoke()`: the token's callback ran;
+    /// `path` then names the token, and the values are empty.
+    public let isInvoke: Bool
+
+    init(path: String, root: String, oldValue: String, newValue: String, site: String, isInvoke: Bool = false) {
+        self.path = path
+        self.root = root
+        self.oldValue = oldValue
+        self.newValue = newValue
+        self.site = site
+        self.isInvoke = isInvoke
+    }
 
     /// A one-line summary: path, old and new value, and the creation site.
     public var description: String {
-        "watchpoint \(path) on \(root): \(oldValue) -> \(newValue) (set at \(site))"
+        if isInvoke { return "breakpoint on \(path) of \(root): invoked (set at \(site))" }
+        return "watchpoint \(path) on \(root): \(oldValue) -> \(newValue) (set at \(site))"
     }
 }

@@ -266,4 +266,72 @@ private func address(_ object: AnyObject) -> String {
         new.zip = "after"
         #expect(hits.all.count == 2)
     }
+
+    @Test func breakOnInvokeStopsRightAfterTheTokensCallback() {
+        let events = CoreRecorder<String>()
+        ObservationDebugging.setWatchpointHandler { hit in events.append(hit.isInvoke ? "break \(hit.path)" : "change") }
+        defer { ObservationDebugging.setWatchpointHandler(ObservationDebugging.defaultHandler) }
+
+        // Given a coalescing token and a breakpoint on it
+        let queue = CoalescingQueue(target: .manual)
+        let home = DebugAddress()
+        let token = home.observe(\.zip, queue: queue) { _ in events.append("callback") }
+        let breakpoint = token.breakOnInvoke()
+        #expect(breakpoint.isValid)
+
+        // When the property changes twice in one tick and the queue drains
+        home.zip = "1"
+        home.zip = "2"
+        _ = queue.drain()
+
+        // Then it stopped once, after the callback, naming the token
+        let name = "break token \(address(token.subscription)) \"zip\""
+        #expect(events.entries == ["callback", name])
+
+        // And once the token ends, the breakpoint no longer stops
+        token.invalidate()
+        home.zip = "3"
+        _ = queue.drain()
+        #expect(events.entries == ["callback", name])
+        #expect(!breakpoint.isValid)
+    }
+
+    @Test func breakOnInvokeFollowsPathTokensAndObservers() {
+        let events = CoreRecorder<String>()
+        ObservationDebugging.setWatchpointHandler { hit in events.append("break") }
+        defer { ObservationDebugging.setWatchpointHandler(ObservationDebugging.defaultHandler) }
+        let queue = CoalescingQueue(target: .manual)
+        let person = DebugPerson()
+        let old = DebugAddress()
+        person.address = old
+        var viewer: DebugViewer? = DebugViewer()
+        let token = try! person.observe(path: "address.zip", observer: viewer!, queue: queue) { _, _ in
+            events.append("callback")
+        }
+        let breakpoint = token.breakOnInvoke()
+
+        // A replaced middle object: both follow it
+        let new = DebugAddress()
+        person.address = new
+        _ = queue.drain()
+        new.zip = "x"
+        _ = queue.drain()
+        old.zip = "ignored"
+        _ = queue.drain()
+        #expect(events.entries == ["callback", "break", "callback", "break"])
+
+        // With the observer gone, neither runs
+        viewer = nil
+        new.zip = "y"
+        _ = queue.drain()
+        #expect(events.entries.count == 4)
+        withExtendedLifetime((token, breakpoint)) {}
+    }
+
+    @Test func breakOnInvokeOfATrackedTokenIsAnEndedToken() {
+        let home = DebugAddress()
+        let tracked = home.observe(queue: CoalescingQueue(target: .manual)) { home in _ = home.zip }
+        #expect(!tracked.breakOnInvoke().isValid)
+        withExtendedLifetime(tracked) {}
+    }
 }
