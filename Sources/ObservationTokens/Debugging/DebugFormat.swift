@@ -82,7 +82,8 @@ enum DebugFormat {
                 problem += " is still attached to " + unique(stale.map { object($0.registry) }).joined(separator: ", ")
             }
             if !missing.isEmpty {
-                problem += (stale.isEmpty ? " " : " but ") + "now runs through "
+                problem +=
+                    (stale.isEmpty ? " " : " but ") + "now runs through "
                     + unique(missing.map { object($0.registry) }).joined(separator: ", ")
             }
             problems.append(problem)

@@ -79,7 +79,9 @@ public enum ObservationDebugging {
             let all = snapshot.properties.flatMap { $0.members.map(\.subscription) } + snapshot.retained
             for subscription in all where subscription.isActive {
                 // Counted at its root when the root is listed, else where it is first seen.
-                guard subscription.rootRegistry === registry || !listed.contains(ObjectIdentifier(subscription.rootRegistry))
+                guard
+                    subscription.rootRegistry === registry
+                        || !listed.contains(ObjectIdentifier(subscription.rootRegistry))
                 else { continue }
                 guard seen.insert(ObjectIdentifier(subscription)).inserted else { continue }
                 let type = String(describing: subscription.rootRegistry.ownerType)
@@ -89,7 +91,9 @@ public enum ObservationDebugging {
                 groups[key, default: (type, site, 0)].count += 1
             }
         }
-        return order.compactMap { key in groups[key].map { CensusEntry(observedType: $0.type, site: $0.site, count: $0.count) } }
+        return order.compactMap { key in
+            groups[key].map { CensusEntry(observedType: $0.type, site: $0.site, count: $0.count) }
+        }
     }
 
     /// ``census()`` as text, one group a line, with a total.
@@ -154,7 +158,9 @@ public enum ObservationDebugging {
                     if let observer = subscription.loadObserver() {
                         let observerID = "w" + DebugFormat.address(ObjectIdentifier(observer))
                         let observerLabel = "\(type(of: observer)) \(DebugFormat.address(ObjectIdentifier(observer)))"
-                        node(observerID, "  \"\(observerID)\" [shape=oval, style=dashed, label=\"\(escape(observerLabel))\"];")
+                        node(
+                            observerID,
+                            "  \"\(observerID)\" [shape=oval, style=dashed, label=\"\(escape(observerLabel))\"];")
                         if nodes.insert(observerID + tokenID).inserted {
                             lines.append("  \"\(observerID)\" -> \"\(tokenID)\";")
                         }

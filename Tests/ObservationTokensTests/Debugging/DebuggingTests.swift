@@ -82,7 +82,9 @@ private func address(_ object: AnyObject) -> String {
 
         // Then both are there, with their root
         #expect(report.contains("2 observations"))
-        #expect(report.contains("path \(address(path!.subscription)) \"address.zip\" rooted at DebugPerson \(address(person))"))
+        #expect(
+            report.contains(
+                "path \(address(path!.subscription)) \"address.zip\" rooted at DebugPerson \(address(person))"))
         #expect(report.contains("tracked \(address(tracked.subscription)) rooted at DebugPerson \(address(person))"))
         withExtendedLifetime((path, tracked)) {}
     }
@@ -269,7 +271,8 @@ private func address(_ object: AnyObject) -> String {
 
     @Test func breakOnInvokeStopsRightAfterTheTokensCallback() {
         let events = CoreRecorder<String>()
-        ObservationDebugging.setWatchpointHandler { hit in events.append(hit.isInvoke ? "break \(hit.path)" : "change") }
+        ObservationDebugging.setWatchpointHandler { hit in events.append(hit.isInvoke ? "break \(hit.path)" : "change")
+        }
         defer { ObservationDebugging.setWatchpointHandler(ObservationDebugging.defaultHandler) }
 
         // Given a coalescing token and a breakpoint on it
