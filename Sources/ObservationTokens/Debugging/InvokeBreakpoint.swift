@@ -67,11 +67,17 @@ extension ObservationToken {
     /// ```
     ///
     /// - Returns: The breakpoint's token; release it to remove the breakpoint. An ended token
-    ///   if this token has ended or is a tracked token (what a tracked token watches changes
-    ///   with each evaluation: use `breakOnChange(of:)` on its root instead).
+    ///   if this token has ended. A tracked token can't have a breakpoint (what it watches
+    ///   changes with each evaluation: use `breakOnChange(of:)` on its root instead): that
+    ///   traps in debug builds and returns an ended token in release builds.
     /// - Complexity: Like creating this token again.
     public func breakOnInvoke(fileID: StaticString = #fileID, line: UInt = #line) -> ObservationToken {
         let site = CreationSite(fileID: fileID, line: line)
+        if String(describing: type(of: subscription)).hasPrefix("TrackedSubscription") {
+            _reportMisuse(
+                "breakOnInvoke() at \(site) on a tracked token (created at \(subscription.site)): what it watches changes with each evaluation, so it can't have a breakpoint. Use breakOnChange(of:) on its root instead."
+            )
+        }
         guard let paths = InvokeBreakpoint.paths(for: subscription),
             let root = subscription.rootRegistry.weakOwner
         else {

@@ -5,7 +5,10 @@ import Testing
 
 // Fixtures: every type is prefixed with `Debug` so the census can be filtered to them.
 
-final class DebugAddress: ObservableModel {
+/// `@unchecked Sendable` (like the core fixtures): the threads test shares these models; each
+/// `@Observed` property is written by one thread only, and the library's bookkeeping and path
+/// reads are thread-safe.
+final class DebugAddress: ObservableModel, @unchecked Sendable {
     @Observed var zip = ""
 
     init(zip: String = "") {
@@ -14,7 +17,7 @@ final class DebugAddress: ObservableModel {
     }
 }
 
-final class DebugPerson: ObservableModel {
+final class DebugPerson: ObservableModel, @unchecked Sendable {
     @Observed var name = ""
     @Observed var address: DebugAddress?
 
@@ -331,10 +334,70 @@ private func address(_ object: AnyObject) -> String {
         withExtendedLifetime((token, breakpoint)) {}
     }
 
-    @Test func breakOnInvokeOfATrackedTokenIsAnEndedToken() {
+    #if DEBUG
+        @Test func breakOnInvokeOfATrackedTokenTrapsNamingTheFix() async {
+            let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+                let home = DebugAddress()
+                let tracked = home.observe(queue: CoalescingQueue(target: .manual)) { home in _ = home.zip }
+                _ = tracked.breakOnInvoke()
+            }
+            let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+            #expect(message.contains("on a tracked token"))
+            #expect(message.contains("Use breakOnChange(of:) on its root instead."))
+        }
+    #else
+        @Test func breakOnInvokeOfATrackedTokenIsAnEndedToken() {
+            let home = DebugAddress()
+            let tracked = home.observe(queue: CoalescingQueue(target: .manual)) { home in _ = home.zip }
+            #expect(!tracked.breakOnInvoke().isValid)
+            withExtendedLifetime(tracked) {}
+        }
+    #endif
+
+    @Test func breakOnInvokeOfAnEndedTokenIsAnEndedToken() {
         let home = DebugAddress()
-        let tracked = home.observe(queue: CoalescingQueue(target: .manual)) { home in _ = home.zip }
-        #expect(!tracked.breakOnInvoke().isValid)
-        withExtendedLifetime(tracked) {}
+        let token = home.observe(\.zip, queue: CoalescingQueue(target: .manual)) { _ in }
+        token.invalidate()
+        #expect(!token.breakOnInvoke().isValid)
+    }
+
+    // MARK: Threads
+
+    @Test func reportsRunWhileOtherThreadsRewirePaths() {
+        ObservationDebugging.isCensusEnabled = true
+        defer { ObservationDebugging.isCensusEnabled = false }
+        let rounds = RelScale.iterations(2_000, tsanDivisor: 10)
+        let queue = CoalescingQueue(target: .manual)
+        let person = DebugPerson()
+        let addresses = [DebugAddress(), DebugAddress()]
+        person.address = addresses[0]
+        let token = try! person.observe(path: "address.zip", queue: queue) { _ in }
+        let reports = CoreCounter()
+
+        // One thread replaces the middle object and sets the leaf; the other lists and counts.
+        let finished = RelThreads.run(count: 2, timeout: 60) { index in
+            for round in 0..<rounds {
+                if index == 0 {
+                    person.address = addresses[round % 2]
+                    addresses[round % 2].zip = "\(round)"
+                } else {
+                    _ = person.observationReport
+                    _ = addresses[round % 2].observationReport
+                    _ = ObservationDebugging.census()
+                    _ = ObservationDebugging.dotGraph(of: person)
+                    reports.increment()
+                }
+            }
+        }
+        #expect(finished)
+
+        // Then every report ran, and the wiring is right once the writer is done
+        #expect(reports.value == rounds)
+        let report = person.observationReport
+        #expect(report.contains("1 observation"))
+        #expect(!report.contains("WARNING"))
+        let current = rounds % 2 == 0 ? addresses[1] : addresses[0]
+        #expect(current.observationReport.contains("rooted at DebugPerson"))
+        withExtendedLifetime(token) {}
     }
 }
