@@ -43,7 +43,7 @@ enum DebugFormat {
     /// One line describing a subscription, as seen from the registry `here`.
     static func line(for subscription: Subscription, here: Registry?) -> String {
         var text = "\(kind(of: subscription)) \(address(ObjectIdentifier(subscription)))"
-        let paths = subscription.pathDescription
+        let paths = pathNames(of: subscription)
         if !paths.isEmpty { text += " \"\(paths)\"" }
         if subscription.rootRegistry !== here { text += " rooted at \(object(subscription.rootRegistry))" }
         text += " observer: \(observer(of: subscription))"
@@ -76,7 +76,7 @@ enum DebugFormat {
                 !was.contains { $0.0 == ObjectIdentifier(key.registry) && $0.1 == key.serial }
             }
             guard !stale.isEmpty || !missing.isEmpty else { continue }
-            var problem = "path \"\(path.describe(from: root))\" of \(address(ObjectIdentifier(subscription)))"
+            var problem = "path \"\(describe(path, from: root))\" of \(address(ObjectIdentifier(subscription)))"
             problem += " rooted at \(object(subscription.rootRegistry))"
             if !stale.isEmpty {
                 problem += " is still attached to " + unique(stale.map { object($0.registry) }).joined(separator: ", ")
@@ -92,6 +92,46 @@ enum DebugFormat {
         return "WARNING: stale wiring: " + problems.joined(separator: "; ")
             + " (an object on the path was replaced without its setter, e.g. through storedValue;"
             + " call propertyDidChange(_:) after such a write)"
+    }
+
+    /// The subscription's paths as dotted names. Path tokens are described with `describe`,
+    /// which reads only the way path walks do; the others by their names only.
+    static func pathNames(of subscription: Subscription) -> String {
+        guard !subscription.isProperty, let extras = subscription.extras, !extras.paths.isEmpty,
+            let root = subscription.rootRegistry.weakOwner
+        else { return subscription.pathDescription }
+        return extras.paths.map { describe($0, from: root) }.joined(separator: ", ")
+    }
+
+    /// A path as dotted property names, from the classes' property tables. Values (the objects
+    /// further along the path) are read with `PathStep.readForWalk`, under each object's
+    /// registry lock, so a setter on another thread never overlaps the read.
+    static func describe(_ path: ObservedPath, from root: ObservableModel) -> String {
+        var names: [String] = []
+        var object: ObservableModel? = root
+        for (index, step) in path.steps.enumerated() {
+            let isLast = index == path.steps.count - 1
+            switch step {
+            case .wildcard:
+                names.append("*")
+                object = nil
+            case .name(let name):
+                names.append(name)
+                object =
+                    isLast ? nil : object.flatMap { step.readForWalk(on: $0) }.flatMap { PathStep.model(in: $0.value) }
+            case .key:
+                guard let current = object, let serial = step.resolveSerial(on: current),
+                    let name = PropertyTable(current).name(ofSerial: serial, in: current)
+                else {
+                    names.append("<key path>")
+                    object = nil
+                    continue
+                }
+                names.append(name)
+                object = isLast ? nil : step.readForWalk(on: current).flatMap { PathStep.model(in: $0.value) }
+            }
+        }
+        return names.joined(separator: ".")
     }
 
     private static func unique(_ names: [String]) -> [String] {
