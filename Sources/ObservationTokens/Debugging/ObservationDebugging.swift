@@ -214,7 +214,7 @@ public enum ObservationDebugging {
     /// Whether a debugger is attached to the process: `TracerPid` in `/proc/self/status` on
     /// Linux, `P_TRACED` on Darwin; false elsewhere.
     public static var isDebuggerAttached: Bool {
-        #if os(Linux) || os(Android)
+        #if os(Linux) && (canImport(Glibc) || canImport(Musl))
             guard let file = fopen("/proc/self/status", "r") else { return false }
             defer { fclose(file) }
             var buffer = [CChar](repeating: 0, count: 256)
