@@ -10,6 +10,7 @@ struct DemoCase: Sendable {
         case concurrency = "Swift concurrency"
         case bindings = "Bindings and pipelines"
         case collections = "Collections"
+        case debugging = "Debugging"
     }
 
     let name: String
@@ -37,7 +38,7 @@ struct DemoCase: Sendable {
     /// Every case, in the order `swift run TokenDemo` runs them.
     static let all: [DemoCase] =
         lifecycleCases + coalescingCases + keyPathCases + hardeningCases + trackingCases + concurrencyCases
-        + bindingCases + collectionCases
+        + bindingCases + collectionCases + debuggingCases
 
     /// The case with this name, if any.
     static func named(_ name: String) -> DemoCase? {

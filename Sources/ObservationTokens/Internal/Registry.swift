@@ -34,6 +34,7 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
         ownerType = type(of: owner)
         reportsObservationState = owner is any ObservationStateObserving
         super.init(state: RegistryState())
+        DebugCensusState.registryCreated(self)  // one relaxed load unless the census is on
     }
 
     // MARK: Edges

@@ -1,0 +1,278 @@
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Debugging aids that work across objects: the live-token census, Graphviz export, and the
+/// handler that watchpoints call when no debugger is attached.
+///
+/// The census sees the objects whose first observation came after it was switched on, so
+/// switch it on early (first thing in `main`, or in a test's setup):
+///
+/// ```swift
+/// ObservationDebugging.isCensusEnabled = true
+/// // … run the app, open and close the screen that leaks …
+/// print(ObservationDebugging.censusReport())
+/// ```
+///
+/// > Note: **Cost.** With the census off (the default) nothing here runs: tokens are created
+/// > and delivered exactly as without this type, and an object's first observation pays one
+/// > relaxed atomic load. With the census on, an object's first observation also appends a
+/// > weak reference to a process-wide list (a lock); tokens themselves never pay anything.
+///
+/// > Note: **Threading.** Every member is safe from any thread. Reports read the objects'
+/// > registries under their locks and read property values only the way path walks do (under
+/// > each object's registry lock); no user code runs.
+public enum ObservationDebugging {
+    // MARK: Census
+
+    /// Whether objects observed from now on are listed for ``census()`` and ``dotGraph()``.
+    /// Off by default. Switching it off forgets the listed objects.
+    public static var isCensusEnabled: Bool {
+        get { DebugCensusState.isEnabled.load(ordering: .relaxed) }
+        set {
+            DebugCensusState.isEnabled.store(newValue, ordering: .relaxed)
+            if !newValue { DebugCensusState.reset() }
+        }
+    }
+
+    /// One group of the census: live tokens of one observed type created at one place.
+    public struct CensusEntry: Sendable, Hashable, CustomStringConvertible {
+        /// The type of the objects the tokens are rooted at.
+        public let observedType: String
+        /// Where the tokens were created, as `file:line`.
+        public let site: String
+        /// How many live tokens (and observer-lifetime `tell` observations) are in the group.
+        public let count: Int
+
+        /// `count × observedType at site`.
+        public var description: String { "\(count) × \(observedType) at \(site)" }
+    }
+
+    /// The live observations rooted at objects listed by the census, grouped by observed type
+    /// and creation site, oldest first (by when the group's first object was first observed).
+    ///
+    /// A group that keeps growing while the app returns to the same state is a leak: tokens
+    /// kept by something that should have let them go.
+    ///
+    /// ```swift
+    /// ObservationDebugging.isCensusEnabled = true
+    /// let token = counter.observe(\.value) { _ in }
+    /// ObservationDebugging.census()   // [1 × Counter at MyApp/Screen.swift:12]
+    /// ```
+    ///
+    /// - Returns: The groups; empty while the census is off.
+    /// - Complexity: O(*o* + *e*) in the listed objects and their edges.
+    public static func census() -> [CensusEntry] {
+        var order: [String] = []
+        var groups: [String: (type: String, site: String, count: Int)] = [:]
+        var seen = Set<ObjectIdentifier>()
+        let registries = DebugCensusState.liveRegistries()
+        let listed = Set(registries.map(ObjectIdentifier.init))
+        for registry in registries {
+            let snapshot = registry.debugSnapshot()
+            let all = snapshot.properties.flatMap { $0.members.map(\.subscription) } + snapshot.retained
+            for subscription in all where subscription.isActive {
+                // Counted at its root when the root is listed, else where it is first seen.
+                guard
+                    subscription.rootRegistry === registry
+                        || !listed.contains(ObjectIdentifier(subscription.rootRegistry))
+                else { continue }
+                guard seen.insert(ObjectIdentifier(subscription)).inserted else { continue }
+                let type = String(describing: subscription.rootRegistry.ownerType)
+                let site = subscription.site.description
+                let key = type + "\u{0}" + site
+                if groups[key] == nil { order.append(key) }
+                groups[key, default: (type, site, 0)].count += 1
+            }
+        }
+        return order.compactMap { key in
+            groups[key].map { CensusEntry(observedType: $0.type, site: $0.site, count: $0.count) }
+        }
+    }
+
+    /// ``census()`` as text, one group a line, with a total.
+    ///
+    /// ```swift
+    /// print(ObservationDebugging.censusReport())
+    /// // Live observations: 3
+    /// //   2 × Counter at MyApp/Screen.swift:12
+    /// //   1 × Person at MyApp/Header.swift:40
+    /// ```
+    ///
+    /// - Returns: The report; it says so when the census is off.
+    public static func censusReport() -> String {
+        guard isCensusEnabled else {
+            return "Census off: set ObservationDebugging.isCensusEnabled = true before the objects are first observed."
+        }
+        let entries = census()
+        var lines = ["Live observations: \(entries.reduce(0) { $0 + $1.count })"]
+        lines += entries.map { "  \($0)" }
+        return lines.joined(separator: "\n")
+    }
+
+    // MARK: Graphviz
+
+    /// A Graphviz DOT graph of observer → token → observed object edges, for the objects the
+    /// census lists, or for `object` alone (census on or off).
+    ///
+    /// ```swift
+    /// let dot = ObservationDebugging.dotGraph(of: person)
+    /// // write it to a file and run `dot -Tsvg graph.dot -o graph.svg`
+    /// ```
+    ///
+    /// - Parameter object: The object whose observers to draw; nil for every listed object.
+    /// - Returns: A `digraph` in DOT syntax. Token nodes are labelled with their kind and
+    ///   creation site; edges to objects with the property observed there.
+    /// - Complexity: O(*e*) in the edges drawn.
+    public static func dotGraph(of object: ObservableModel? = nil) -> String {
+        let registries: [Registry]
+        if let object {
+            registries = object.existingRegistry.map { [$0] } ?? []
+        } else {
+            registries = DebugCensusState.liveRegistries()
+        }
+        var lines = ["digraph observations {", "  rankdir=LR;"]
+        var nodes = Set<String>()
+        func node(_ id: String, _ line: String) {
+            if nodes.insert(id).inserted { lines.append(line) }
+        }
+        for registry in registries {
+            let objectID = "o" + DebugFormat.address(registry.ownerID)
+            node(objectID, "  \"\(objectID)\" [shape=box, label=\"\(DebugFormat.object(registry))\"];")
+            let snapshot = registry.debugSnapshot()
+            let owner = registry.weakOwner
+            for property in snapshot.properties {
+                let name = propertyName(property.serial, in: owner, registry: registry)
+                for member in property.members where member.subscription.isActive {
+                    let subscription = member.subscription
+                    let tokenID = "t" + DebugFormat.address(ObjectIdentifier(subscription))
+                    let label = "\(DebugFormat.kind(of: subscription)) \(subscription.site)"
+                    node(tokenID, "  \"\(tokenID)\" [shape=ellipse, label=\"\(escape(label))\"];")
+                    lines.append("  \"\(tokenID)\" -> \"\(objectID)\" [label=\"\(escape(name))\"];")
+                    if let observer = subscription.loadObserver() {
+                        let observerID = "w" + DebugFormat.address(ObjectIdentifier(observer))
+                        let observerLabel = "\(type(of: observer)) \(DebugFormat.address(ObjectIdentifier(observer)))"
+                        node(
+                            observerID,
+                            "  \"\(observerID)\" [shape=oval, style=dashed, label=\"\(escape(observerLabel))\"];")
+                        if nodes.insert(observerID + tokenID).inserted {
+                            lines.append("  \"\(observerID)\" -> \"\(tokenID)\";")
+                        }
+                    }
+                }
+            }
+        }
+        lines.append("}")
+        return lines.joined(separator: "\n")
+    }
+
+    static func propertyName(_ serial: UInt64, in owner: ObservableModel?, registry: Registry) -> String {
+        if serial == PathStep.wildcardSerial { return "*" }
+        return owner.flatMap { PropertyTable($0).name(ofSerial: serial, in: $0) }
+            ?? registry.rememberedName(ofSerial: serial) ?? "#\(serial)"
+    }
+
+    private static func escape(_ text: String) -> String {
+        var escaped = ""
+        for character in text {
+            if character == "\\" || character == "\"" { escaped.append("\\") }
+            escaped.append(character)
+        }
+        return escaped
+    }
+
+    // MARK: Watchpoints
+
+    private static let handler = Mutex<@Sendable (WatchpointHit) -> Void>(defaultHandler)
+
+    /// What a watchpoint does without a debugger: writes the hit to standard error.
+    public static let defaultHandler: @Sendable (WatchpointHit) -> Void = { hit in
+        var error = StandardError()
+        print(hit, to: &error)
+    }
+
+    /// Sets what watchpoints call when no debugger is attached (with one attached they raise
+    /// `SIGTRAP`, which stops in the debugger at the change). Pass ``defaultHandler`` to
+    /// restore logging to standard error.
+    ///
+    /// ```swift
+    /// ObservationDebugging.setWatchpointHandler { hit in log.error("\(hit)") }
+    /// ```
+    ///
+    /// - Parameter handler: Called on the thread of the change, right after the store, with no
+    ///   lock held.
+    public static func setWatchpointHandler(_ handler: @escaping @Sendable (WatchpointHit) -> Void) {
+        self.handler.withLock { $0 = handler }
+    }
+
+    /// Whether a debugger is attached to the process: `TracerPid` in `/proc/self/status` on
+    /// Linux, `P_TRACED` on Darwin; false elsewhere.
+    public static var isDebuggerAttached: Bool {
+        #if os(Linux) && (canImport(Glibc) || canImport(Musl))
+            guard let file = fopen("/proc/self/status", "r") else { return false }
+            defer { fclose(file) }
+            var buffer = [CChar](repeating: 0, count: 256)
+            while fgets(&buffer, Int32(buffer.count), file) != nil {
+                let line = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+                if line.hasPrefix("TracerPid:") {
+                    let pid = line.dropFirst("TracerPid:".count).trimmingWhitespace
+                    return pid != "0" && !pid.isEmpty
+                }
+            }
+            return false
+        #elseif canImport(Darwin)
+            var info = kinfo_proc()
+            var size = MemoryLayout<kinfo_proc>.stride
+            var mib: [Int32] = [CTL_KERN, KERN_PROC, KERN_PROC_PID, getpid()]
+            guard sysctl(&mib, UInt32(mib.count), &info, &size, nil, 0) == 0 else { return false }
+            return info.kp_proc.p_flag & P_TRACED != 0
+        #else
+            return false
+        #endif
+    }
+
+    /// Called by watchpoints: stops in the debugger, or calls the handler.
+    static func watchpointDidHit(_ hit: WatchpointHit) {
+        if isDebuggerAttached {
+            #if canImport(Glibc) || canImport(Musl) || canImport(Darwin)
+                raise(SIGTRAP)
+                return
+            #endif
+        }
+        let current = handler.withLock { $0 }
+        current(hit)
+    }
+}
+
+#if canImport(Glibc) || canImport(Musl) || canImport(Darwin)
+    private func writeToStandardError(_ bytes: UnsafePointer<UInt8>?, _ count: Int) -> Int {
+        write(2, bytes, count)
+    }
+#endif
+
+/// Standard error as a `TextOutputStream`.
+private struct StandardError: TextOutputStream {
+    mutating func write(_ string: String) {
+        #if canImport(Glibc) || canImport(Musl) || canImport(Darwin)
+            var text = string
+            text.withUTF8 { bytes in _ = writeToStandardError(bytes.baseAddress, bytes.count) }
+        #else
+            print(string, terminator: "")
+        #endif
+    }
+}
+
+extension Substring {
+    fileprivate var trimmingWhitespace: Substring {
+        var text = self
+        while let first = text.first, first.isWhitespace { text.removeFirst() }
+        while let last = text.last, last.isWhitespace { text.removeLast() }
+        return text
+    }
+}
