@@ -10,6 +10,7 @@ struct DemoCase: Sendable {
         case concurrency = "Swift concurrency"
         case bindings = "Bindings and pipelines"
         case collections = "Collections"
+        case synthetic = "Synthetic properties"
     }
 
     let name: String
@@ -38,6 +39,7 @@ struct DemoCase: Sendable {
     static let all: [DemoCase] =
         lifecycleCases + coalescingCases + keyPathCases + hardeningCases + trackingCases + concurrencyCases
         + bindingCases + collectionCases
+        + syntheticCases
 
     /// The case with this name, if any.
     static func named(_ name: String) -> DemoCase? {
