@@ -26,8 +26,11 @@ final class ComputedState<Model: ObservableModel, Value>: Locked<ComputedState.C
     let invalidationSerial: UInt64
     let queue: CoalescingQueue
     let compute: @Sendable (Model) -> Value
+    /// False for `@Lazy`: what the computation reads is not a dependency.
+    let tracksDependencies: Bool
 
-    init(queue: CoalescingQueue, compute: @escaping @Sendable (Model) -> Value) {
+    init(queue: CoalescingQueue, tracksDependencies: Bool = true, compute: @escaping @Sendable (Model) -> Value) {
+        self.tracksDependencies = tracksDependencies
         serial = _observedSerials.wrappingAdd(2, ordering: .relaxed).oldValue
         invalidationSerial = serial + 1
         self.queue = queue
@@ -87,14 +90,20 @@ final class ComputedState<Model: ObservableModel, Value>: Locked<ComputedState.C
         let previous = AccessCapture.beginTracking(scratch.recording)
         let value = SyntheticFrame.run(self) { compute(owner) }
         AccessCapture.endTracking(restoring: previous)
+        // Created for `@Lazy` too: it schedules the recomputation of an observed value.
         let dependencies = withLock { cache -> SyntheticDependencies in
             if let existing = cache.dependencies { return existing }
             let created = SyntheticDependencies(owner: owner, queue: queue, state: self)
             cache.dependencies = created
             return created
         }
-        dependencies.rewire(to: scratch.pointee.accesses)
+        if tracksDependencies { dependencies.rewire(to: scratch.pointee.accesses) }
         scratch.pointee.accesses.removeAll()
+        return store(value, owner: owner, generation: generation)
+    }
+
+    /// Caches a computed value; valid unless invalidated since `generation`.
+    private func store(_ value: Value, owner: Model, generation: UInt64) -> Value {
         let observed = isObserved(owner)
         let released = withLock { cache -> (Value?, Value?) in
             let old = cache.value
@@ -124,6 +133,24 @@ final class ComputedState<Model: ObservableModel, Value>: Locked<ComputedState.C
         guard let owner = withLock({ $0.owner }) else { return }
         if wasValid { owner._propertyDidChange(serial: invalidationSerial) { () } }
         if isObserved(owner) { withLock { $0.dependencies }?.schedule() }
+    }
+
+    /// A `@Hybrid` set: stores the value, valid until the next invalidation; dependants are
+    /// invalidated and tokens hear of it if it changed.
+    func set(_ value: Value, owner: Model) {
+        let previous = withLock { cache -> (old: Value?, published: Value?) in
+            if cache.owner == nil { cache.owner = owner }
+            cache.generation &+= 1
+            cache.isValid = true
+            let old = cache.value
+            cache.value = value
+            let published = cache.published
+            cache.published = value
+            return (old, published)
+        }
+        owner._propertyDidChange(serial: invalidationSerial) { () }
+        if let published = previous.published, _valuesAreIdentical(published, value) { return }
+        owner._propertyDidChange(serial: serial) { previous.published as Any }
     }
 
     /// Marks the cached value valid, if there is one.

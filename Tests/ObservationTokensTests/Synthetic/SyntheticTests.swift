@@ -191,13 +191,6 @@ struct SyntheticComputedTests {
         #expect(weakShape == nil)
         withExtendedLifetime(other) {}
     }
-
-    @Test
-    func aCycleBetweenComputedPropertiesIsDetected() {
-        // Debug builds trap (a programming error); here only the detection itself is checked.
-        let model = SynthCycle()
-        #expect(model.seed == 1)
-    }
 }
 
 @Suite("Synthetic: observed computed properties", .serialized)
@@ -283,4 +276,99 @@ struct SyntheticThreadingTests {
         _ = person.fullName
         #expect(person.counts["fullName"] == before + 1)
     }
+}
+
+/// `@Lazy` and `@Hybrid` next to `@Computed`, in a subclass of a model with its own.
+class SynthDocument: ObservableModel {
+    let counts = ComputeCounts()
+    @Observed var text = "hello"
+    @Lazy({ (document: SynthDocument) in
+        document.counts.tick("thumbnail")
+        return document.text.count > 100 ? "big" : nil
+    })
+    var thumbnail: String?
+    @Hybrid({ (document: SynthDocument) in
+        document.counts.tick("title")
+        return document.text.uppercased()
+    })
+    var title: String
+}
+
+final class SynthReport: SynthDocument {
+    @Computed({ (report: SynthReport) in
+        report.counts.tick("heading")
+        return "# " + report.title
+    })
+    var heading: String
+}
+
+@Suite("Synthetic: lazy and hybrid kinds")
+struct SyntheticKindsTests {
+    @Test
+    func aLazyPropertyLoadsOnceAndOnlyAnInvalidationLoadsItAgain() {
+        let document = SynthDocument()
+        #expect(document.thumbnail == nil)
+        #expect(document.thumbnail == nil)
+        #expect(document.counts["thumbnail"] == 1)
+        // What it read is not a dependency
+        document.text = String(repeating: "x", count: 200)
+        #expect(document.validSyntheticPropertyNames.contains("thumbnail"))
+        #expect(document.thumbnail == nil)
+        document.invalidate(\.thumbnail)
+        #expect(document.thumbnail == "big")
+        #expect(document.counts["thumbnail"] == 2)
+    }
+
+    @Test
+    func aHybridSetIsValidUntilTheNextInvalidation() {
+        let document = SynthDocument()
+        #expect(document.title == "HELLO")
+        document.title = "Custom"
+        #expect(document.title == "Custom")
+        #expect(document.counts["title"] == 1)
+        document.text = "changed"
+        #expect(document.title == "CHANGED")
+        #expect(document.counts["title"] == 2)
+    }
+
+    @Test
+    func aSubclassInheritsItsParentsSyntheticPropertiesAndAddsItsOwn() {
+        let report = SynthReport()
+        #expect(report.heading == "# HELLO")
+        #expect(report.validSyntheticPropertyNames == ["title", "heading"])
+        #expect(report.invalidSyntheticPropertyNames == ["thumbnail"])
+        // Setting the hybrid invalidates the computed property that read it
+        report.title = "Set"
+        #expect(report.invalidSyntheticPropertyNames == ["thumbnail", "heading"])
+        #expect(report.heading == "# Set")
+        #expect(report.counts["heading"] == 2)
+        #expect(report.counts["title"] == 1)
+    }
+
+    @Test
+    func settingAnObservedHybridNotifiesOnlyOnChange() {
+        let queue = CoalescingQueue(target: .manual)
+        let report = SynthReport()
+        let seen = Mutex<Int>(0)
+        let token = report.observe(\.title, queue: queue) { _ in seen.withLock { $0 += 1 } }
+        report.title = "HELLO"  // the value it had
+        queue.drain()
+        #expect(seen.withLock { $0 } == 0)
+        report.title = "Other"
+        queue.drain()
+        #expect(seen.withLock { $0 } == 1)
+        withExtendedLifetime(token) {}
+    }
+}
+
+@Suite("Synthetic: misuse")
+struct SyntheticMisuseTests {
+    #if DEBUG
+        @Test
+        func aCycleBetweenComputedPropertiesTrapsInDebugBuilds() async {
+            await #expect(processExitsWith: .failure) {
+                _ = SynthCycle().a
+            }
+        }
+    #endif
 }
