@@ -15,15 +15,19 @@ private func computed(_ name: String) -> Int { frameComputations.withLock { $0[n
 private final class Frame: ObservableModel {
     @Observed var width = 2
     @Observed var height = 3
-    @Computed(queue: frameQueue, { (frame: Frame) in
-        frameComputations.withLock { $0["area", default: 0] += 1 }
-        return frame.width * frame.height
-    })
+    @Computed(
+        queue: frameQueue,
+        { (frame: Frame) in
+            frameComputations.withLock { $0["area", default: 0] += 1 }
+            return frame.width * frame.height
+        })
     var area: Int
-    @Computed(queue: frameQueue, { (frame: Frame) in
-        frameComputations.withLock { $0["label", default: 0] += 1 }
-        return "area \(frame.area)"
-    })
+    @Computed(
+        queue: frameQueue,
+        { (frame: Frame) in
+            frameComputations.withLock { $0["label", default: 0] += 1 }
+            return "area \(frame.area)"
+        })
     var label: String
 }
 
@@ -42,7 +46,8 @@ extension DemoCase {
     ) { timeline in
         let frame = Frame()
         timeline.note("frame.label = \(quoted(frame.label))")
-        timeline.expect("one read computed label and area once each", [computed("label"), computed("area")], equals: [1, 1])
+        timeline.expect(
+            "one read computed label and area once each", [computed("label"), computed("area")], equals: [1, 1])
         _ = frame.label
         timeline.expect("a second read uses the cache", computed("label"), equals: 1)
 

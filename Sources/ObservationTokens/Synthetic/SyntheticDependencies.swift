@@ -37,7 +37,8 @@ final class SyntheticDependencies: Subscription, @unchecked Sendable {  // see S
             var next: [(registry: Registry, serial: UInt64, slot: Int)] = []
             for access in accesses {
                 if next.contains(where: { $0.serial == access.serial && $0.registry === access.registry }) { continue }
-                if let index = edges.firstIndex(where: { $0.serial == access.serial && $0.registry === access.registry }) {
+                if let index = edges.firstIndex(where: { $0.serial == access.serial && $0.registry === access.registry }
+                ) {
                     next.append(edges.remove(at: index))
                 } else if let slot = access.registry.attach(self, serial: access.serial, isLeaf: true, hooks: &hooks) {
                     next.append((access.registry, access.serial, slot))

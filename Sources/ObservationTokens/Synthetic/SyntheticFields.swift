@@ -15,7 +15,9 @@ enum SyntheticFields {
             guard let storage = fieldType as? any SyntheticLayout.Type else { return true }
             let label = String(cString: name)
             fields.append(
-                Field(name: label.hasPrefix("_") ? String(label.dropFirst()) : label, state: storage.state(at: base + offset)))
+                Field(
+                    name: label.hasPrefix("_") ? String(label.dropFirst()) : label,
+                    state: storage.state(at: base + offset)))
             return true
         }
         return fields
