@@ -32,7 +32,11 @@
 ///   invalidated property.
 @propertyWrapper
 public struct Computed<Model: ObservableModel, Value> {
-    let state: ComputedState<Model, Value>
+    /// The `ComputedState<Model, Value>`, typed `AnyObject` so inlinable code can load it.
+    @usableFromInline
+    let stateObject: AnyObject
+
+    var state: ComputedState<Model, Value> { unsafeDowncast(stateObject, to: ComputedState<Model, Value>.self) }
 
     /// Declares a computed property.
     ///
@@ -40,7 +44,7 @@ public struct Computed<Model: ObservableModel, Value> {
     ///   - queue: Where eager recomputations of an observed value run (the end of its tick).
     ///   - compute: Computes the value from the model; its reads are its dependencies.
     public init(queue: CoalescingQueue = .main, _ compute: @escaping @Sendable (Model) -> Value) {
-        state = ComputedState(queue: queue, compute: compute)
+        stateObject = ComputedState(queue: queue, compute: compute)
     }
 
     /// Not available: `@Computed` works only inside ``ObservableModel`` subclasses.
@@ -56,11 +60,12 @@ public struct Computed<Model: ObservableModel, Value> {
     public func invalidate() { state.invalidate() }
 
     /// Reads the property: the cached value if valid, a new computation otherwise.
+    @inlinable
     public static subscript(
         _enclosingInstance object: Model,
         wrapped wrappedKeyPath: KeyPath<Model, Value>,
         storage storageKeyPath: ReferenceWritableKeyPath<Model, Self>
     ) -> Value {
-        object[keyPath: storageKeyPath].state.read(object)
+        _readSynthetic(object[keyPath: storageKeyPath].stateObject, object)
     }
 }

@@ -18,7 +18,11 @@
 /// - Complexity: Like ``Computed``; a set is O(*t*) in the tokens on the object.
 @propertyWrapper
 public struct Hybrid<Model: ObservableModel, Value> {
-    let state: ComputedState<Model, Value>
+    /// The `ComputedState<Model, Value>`, typed `AnyObject` so inlinable code can load it.
+    @usableFromInline
+    let stateObject: AnyObject
+
+    var state: ComputedState<Model, Value> { unsafeDowncast(stateObject, to: ComputedState<Model, Value>.self) }
 
     /// Declares a hybrid property.
     ///
@@ -26,7 +30,7 @@ public struct Hybrid<Model: ObservableModel, Value> {
     ///   - queue: Where eager recomputations of an observed value run.
     ///   - compute: Computes the value when it is invalid; its reads are its dependencies.
     public init(queue: CoalescingQueue = .main, _ compute: @escaping @Sendable (Model) -> Value) {
-        state = ComputedState(queue: queue, compute: compute)
+        stateObject = ComputedState(queue: queue, compute: compute)
     }
 
     /// Not available: `@Hybrid` works only inside ``ObservableModel`` subclasses.
@@ -38,13 +42,14 @@ public struct Hybrid<Model: ObservableModel, Value> {
     }
 
     /// Reads the cached or computed value, or sets it.
+    @inlinable
     public static subscript(
         _enclosingInstance object: Model,
         wrapped wrappedKeyPath: ReferenceWritableKeyPath<Model, Value>,
         storage storageKeyPath: ReferenceWritableKeyPath<Model, Self>
     ) -> Value {
-        get { object[keyPath: storageKeyPath].state.read(object) }
-        set { object[keyPath: storageKeyPath].state.set(newValue, owner: object) }
+        get { _readSynthetic(object[keyPath: storageKeyPath].stateObject, object) }
+        set { _setSynthetic(object[keyPath: storageKeyPath].stateObject, newValue, object) }
     }
 }
 

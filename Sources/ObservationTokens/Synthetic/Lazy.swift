@@ -16,7 +16,11 @@
 /// - Complexity: A read of a valid value is one lock round trip.
 @propertyWrapper
 public struct Lazy<Model: ObservableModel, Value> {
-    let state: ComputedState<Model, Value>
+    /// The `ComputedState<Model, Value>`, typed `AnyObject` so inlinable code can load it.
+    @usableFromInline
+    let stateObject: AnyObject
+
+    var state: ComputedState<Model, Value> { unsafeDowncast(stateObject, to: ComputedState<Model, Value>.self) }
 
     /// Declares a lazily loaded property.
     ///
@@ -24,7 +28,7 @@ public struct Lazy<Model: ObservableModel, Value> {
     ///   - queue: Where recomputations of an observed value run after an invalidation.
     ///   - load: Computes the value on the first read after an invalidation.
     public init(queue: CoalescingQueue = .main, _ load: @escaping @Sendable (Model) -> Value) {
-        state = ComputedState(queue: queue, tracksDependencies: false, compute: load)
+        stateObject = ComputedState(queue: queue, tracksDependencies: false, compute: load)
     }
 
     /// Not available: `@Lazy` works only inside ``ObservableModel`` subclasses.
@@ -34,12 +38,13 @@ public struct Lazy<Model: ObservableModel, Value> {
     }
 
     /// Reads the cached value, loading it if invalid.
+    @inlinable
     public static subscript(
         _enclosingInstance object: Model,
         wrapped wrappedKeyPath: KeyPath<Model, Value>,
         storage storageKeyPath: ReferenceWritableKeyPath<Model, Self>
     ) -> Value {
-        object[keyPath: storageKeyPath].state.read(object)
+        _readSynthetic(object[keyPath: storageKeyPath].stateObject, object)
     }
 }
 
