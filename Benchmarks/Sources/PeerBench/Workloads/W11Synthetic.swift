@@ -67,13 +67,15 @@ func runW11(_ settings: Settings) -> [Row] {
             target: .ratioAtMost(3)),
         Row(
             workload: "W11",
-            title: "set of the input of an unobserved `@Computed` whose computation is O(10,000), \(grouped(sets)) sets",
+            title:
+                "set of the input of an unobserved `@Computed` whose computation is O(10,000), \(grouped(sets)) sets",
             ours: invalidateNs, peer: "set of an `@Observed` nothing depends on", peerValue: plainSetNs,
             ratioKind: .oursOverPeer,
             note: "marks the value invalid; nothing is computed until the next read"),
         Row(
             workload: "W11",
-            title: "set of the input of an unobserved `@Computed` whose computation is O(10,000), \(grouped(sets)) sets",
+            title:
+                "set of the input of an unobserved `@Computed` whose computation is O(10,000), \(grouped(sets)) sets",
             ours: invalidateNs, peer: "same, computation O(1)", peerValue: cheapSetNs, ratioKind: .oursOverPeer,
             note: "≈ 1× means the set's cost does not depend on the computation: O(1)"),
     ]
