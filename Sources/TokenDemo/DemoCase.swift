@@ -11,6 +11,7 @@ struct DemoCase: Sendable {
         case bindings = "Bindings and pipelines"
         case collections = "Collections"
         case debugging = "Debugging"
+        case synthetic = "Synthetic properties"
     }
 
     let name: String
@@ -38,7 +39,7 @@ struct DemoCase: Sendable {
     /// Every case, in the order `swift run TokenDemo` runs them.
     static let all: [DemoCase] =
         lifecycleCases + coalescingCases + keyPathCases + hardeningCases + trackingCases + concurrencyCases
-        + bindingCases + collectionCases + debuggingCases
+        + bindingCases + collectionCases + debuggingCases + syntheticCases
 
     /// The case with this name, if any.
     static func named(_ name: String) -> DemoCase? {

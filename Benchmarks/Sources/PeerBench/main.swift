@@ -43,6 +43,7 @@ let workloads: [(id: String, run: (Settings) -> [Row])] = [
     ("W1", runW1), ("W2", runW2), ("W3", runW3), ("W4", runW4),
     ("W5", runW5), ("W6", runW6), ("W7", runW7), ("W8", runW8),
     ("W9", runW9), ("W10", runW10),
+    ("W11", runW11),
     ("W16", runW16),
     ("W15", runW15),
     ("W12", runW12),

@@ -1,0 +1,71 @@
+/// A cached property of an ``ObservableModel`` computed from other observable properties.
+///
+/// The compute closure sits at the declaration. Its dependencies are whatever `@Observed`
+/// (or other `@Computed`) properties it read the last time it ran, on any object, so they
+/// can't drift from the code. A dependency change marks the value invalid in O(1) inside the
+/// setter, without recomputing; the next read recomputes it. Chains of computed properties
+/// invalidate transitively.
+///
+/// ```swift
+/// final class Person: ObservableModel {
+///     @Observed var firstName = ""
+///     @Observed var lastName = ""
+///     @Computed({ (person: Person) in person.firstName + " " + person.lastName })
+///     var fullName: String
+/// }
+/// ```
+///
+/// A computed property is observed like an `@Observed` one (`observe(\.fullName)`, tracking
+/// closures over it). Observing one evaluates it at registration. While it is observed, a
+/// dependency change recomputes it eagerly at the end of the tick (on `queue`, not inside the
+/// setter) and notifies its tokens only if the value changed (`===` for class references,
+/// `==` for `Equatable` values, always otherwise).
+///
+/// > Note: The value is cached under a lock of its own; the compute closure runs with no lock
+/// > held. Two threads reading an invalid value at once may both compute it; both results are
+/// > from current inputs, and only a result computed with no invalidation since it started is
+/// > marked valid. A cycle between computed properties is a programming error: a debug build
+/// > traps naming the property; a release build returns the last cached value (or traps when
+/// > there is none).
+///
+/// - Complexity: A read of a valid value is one lock round trip; an invalidation is O(1) per
+///   invalidated property.
+@propertyWrapper
+public struct Computed<Model: ObservableModel, Value> {
+    /// The `ComputedState<Model, Value>`, typed `AnyObject` so inlinable code can load it.
+    @usableFromInline
+    let stateObject: AnyObject
+
+    var state: ComputedState<Model, Value> { unsafeDowncast(stateObject, to: ComputedState<Model, Value>.self) }
+
+    /// Declares a computed property.
+    ///
+    /// - Parameters:
+    ///   - queue: Where eager recomputations of an observed value run (the end of its tick).
+    ///   - compute: Computes the value from the model; its reads are its dependencies.
+    public init(queue: CoalescingQueue = .main, _ compute: @escaping @Sendable (Model) -> Value) {
+        stateObject = ComputedState(queue: queue, compute: compute)
+    }
+
+    /// Not available: `@Computed` works only inside ``ObservableModel`` subclasses.
+    @available(*, unavailable, message: "@Computed can only be used on properties of an ObservableModel subclass")
+    public var wrappedValue: Value {
+        get { fatalError("unavailable") }
+    }
+
+    /// Whether the cached value is valid (a read returns it without computing).
+    public var isValid: Bool { state.isValid }
+
+    /// Marks the value invalid, and the computed properties that read it too.
+    public func invalidate() { state.invalidate() }
+
+    /// Reads the property: the cached value if valid, a new computation otherwise.
+    @inlinable
+    public static subscript(
+        _enclosingInstance object: Model,
+        wrapped wrappedKeyPath: KeyPath<Model, Value>,
+        storage storageKeyPath: ReferenceWritableKeyPath<Model, Self>
+    ) -> Value {
+        _readSynthetic(object[keyPath: storageKeyPath].stateObject, object)
+    }
+}

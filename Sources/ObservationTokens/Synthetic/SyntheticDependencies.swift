@@ -1,0 +1,62 @@
+/// The subscription of one computed property on what its last computation read.
+///
+/// Immediate: a setter of a dependency calls it right away (after unlocking), and it only
+/// marks the value invalid, which costs O(1) and runs no user code. When tokens observe the
+/// computed property, it also schedules itself on its queue, and that delivery recomputes
+/// the value at the end of the tick.
+final class SyntheticDependencies: Subscription, @unchecked Sendable {  // see Subscription
+    /// What it reads and invalidates; weak, as the state owns this subscription.
+    private weak var state: (any SyntheticStateProtocol)?
+    private let recompute: (ObservableModel) -> Void
+    private let edges = Locked<[(registry: Registry, serial: UInt64, slot: Int)]>(state: [])
+
+    init<Model, Value>(owner: Model, queue: CoalescingQueue, state: ComputedState<Model, Value>) {
+        self.state = state
+        recompute = { [weak state] owner in state?.recomputeEagerly(unsafeDowncast(owner, to: Model.self)) }
+        super.init(
+            rootRegistry: owner.registry, hasObserver: false, target: .paths([]), options: .immediate,
+            queue: queue, wantsOldValue: false, site: CreationSite(fileID: #fileID, line: #line))
+    }
+
+    /// A dependency changed (immediate mode, inside its setter after unlocking).
+    override func invoke(observer: AnyObject?, root: ObservableModel, oldValue: Any?) {
+        state?.invalidate()
+    }
+
+    /// The scheduled end-of-tick recomputation.
+    override func invoke(observer: AnyObject?, root: ObservableModel) {
+        recompute(root)
+    }
+
+    /// Makes the edges match the storages in `accesses`: attaches new ones before detaching
+    /// old ones.
+    func rewire(to accesses: [AccessCapture.TrackedAccess]) {
+        var hooks = ObservationStateHooks()
+        var released: [(registry: Registry, serial: UInt64, slot: Int)] = []
+        edges.withLock { edges in
+            var next: [(registry: Registry, serial: UInt64, slot: Int)] = []
+            for access in accesses {
+                if next.contains(where: { $0.serial == access.serial && $0.registry === access.registry }) { continue }
+                if let index = edges.firstIndex(where: { $0.serial == access.serial && $0.registry === access.registry }
+                ) {
+                    next.append(edges.remove(at: index))
+                } else if let slot = access.registry.attach(self, serial: access.serial, isLeaf: true, hooks: &hooks) {
+                    next.append((access.registry, access.serial, slot))
+                }
+            }
+            for edge in edges {
+                edge.registry.detach(serial: edge.serial, slot: edge.slot, hooks: &hooks)
+            }
+            released = edges
+            edges = next
+        }
+        hooks.run()
+        withExtendedLifetime(released) {}
+    }
+
+    /// Detaches every edge and ends the subscription.
+    func endAll() {
+        end()
+        rewire(to: [])
+    }
+}
