@@ -2,8 +2,8 @@
 """Checks that every ```swift block of README.md, docs/*.md and the DocC catalog appears in a test.
 
 A block matches when its lines, compared without indentation and with runs of spaces collapsed,
-appear one after another in a single Swift file under Tests/ (blank lines are ignored on both
-sides). In a documentation line, `…` stands for any text, so a block may elide a closure body that
+appear one after another in a single Swift file under Tests/ or Sources/TokenDemo/ (blank lines
+and a block's `import` lines are ignored). In a documentation line, `…` stands for any text, so a block may elide a closure body that
 the test spells out. A block preceded by `<!-- doc-snippet: skip (reason) -->` is not checked
 (only for text that is not Swift source, such as a Package.swift fragment); the reason is required.
 
@@ -16,7 +16,9 @@ import sys
 
 DOCS = ["README.md"] + sorted(glob.glob("docs/*.md")) + sorted(
     glob.glob("Sources/ObservationTokens/ObservationTokens.docc/*.md"))
-TESTS = sorted(glob.glob("Tests/**/*.swift", recursive=True))
+# Tests, and TokenDemo (a self-checking program built by `swift build`).
+TESTS = sorted(glob.glob("Tests/**/*.swift", recursive=True)) + sorted(
+    glob.glob("Sources/TokenDemo/**/*.swift", recursive=True))
 SKIP = re.compile(r"<!--\s*doc-snippet:\s*skip\s*\((.+)\)\s*-->")
 
 
@@ -68,7 +70,8 @@ def main():
     for doc in DOCS:
         for line_no, lines in blocks(doc):
             total += 1
-            needle = [pattern(l) for l in lines if normalize(l)]
+            # `import` lines are left out: a test file has its imports at its top.
+            needle = [pattern(l) for l in lines if normalize(l) and not normalize(l).startswith("import ")]
             if not any(contains(text, needle) for _, text in sources):
                 missing += 1
                 print(f"{doc}:{line_no}: this ```swift block appears in no test under Tests/ "
