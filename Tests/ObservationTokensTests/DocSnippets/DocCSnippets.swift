@@ -11,6 +11,10 @@ enum DocCLanding {
     }
 
     static func firstExample() -> ObservationToken {
+        final class Address: ObservableModel {
+            @Observed var zipCode = ""
+        }
+
         let address = Address()
         let token = address.observe(\.zipCode) { address in
             print("zip code is now", address.zipCode)
@@ -24,7 +28,8 @@ enum DocCLanding {
 
 @Suite struct DocCSnippetTests {
     @Test func landingExamples() {
-        #expect(DocCLanding.firstExample().isValid)
+        // The function returns the token and drops the address: the token has ended with it.
+        #expect(!DocCLanding.firstExample().isValid)
         let address = DocCLanding.Address()
         let queue = CoalescingQueue(target: .manual)
         let token = address.observe(\.zipCode, queue: queue) { address in
