@@ -31,7 +31,7 @@ enum DocCLanding {
         // Runs the first example; its callback needs the main queue to run (an app's), and when
         // that happens depends on the test runner, so only the manual-queue example is checked.
         let first = DocCLanding.firstExample()
-        #expect(first.description.contains("zipCode"))
+        #expect(String(describing: first).contains("zipCode"))
         let address = DocCLanding.Address()
         let queue = CoalescingQueue(target: .manual)
         let token = address.observe(\.zipCode, queue: queue) { address in
