@@ -89,11 +89,12 @@ private func checkConsistent(_ error: KeyPathError, _ path: String) {
         guard components.indices.contains(position - 1), components[position - 1] == name else {
             fuzzFailure("\(error) names a component that is not at position \(position)", path)
         }
-    case .indexOutOfRange(let index, _, let errorPath, let position):
+    case .indexOutOfRange(let index, let count, let errorPath, let position):
         guard errorPath == path else { fuzzFailure("error names another path", path) }
         guard components.indices.contains(position - 1), components[position - 1] == String(index) else {
             fuzzFailure("\(error) names an index that is not at position \(position)", path)
         }
+        guard index < 0 || index >= count else { fuzzFailure("\(error) for an index in range", path) }
     case .noObservedProperty, .emptyPathList:
         fuzzFailure("a string path threw \(error)", path)
     }

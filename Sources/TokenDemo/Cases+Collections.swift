@@ -108,6 +108,7 @@ extension DemoCase {
         inbox.rows.insert(Row("x"), at: 0)
         inbox.rows.append(Row("temp"))
         inbox.rows.removeLast()
+        // one callback: ArrayChanges(removed: [1], inserted: [0, 4], replaced: [3])
         timeline.step("remove b; append e; rows[2] = D (was d); insert x at 0; append and remove temp")
         timeline.endTick(draining: queue)
 

@@ -41,10 +41,14 @@ struct DemoCase: Sendable {
         lifecycleCases + coalescingCases + keyPathCases + hardeningCases + trackingCases + concurrencyCases
         + bindingCases + collectionCases + debuggingCases + syntheticCases
 
-    /// The case with this name, if any.
+    /// The case with this name, or with this number (1-based, as the headers and `list` show).
     static func named(_ name: String) -> DemoCase? {
-        all.first { $0.name == name }
+        if let number = Int(name), all.indices.contains(number - 1) { return all[number - 1] }
+        return all.first { $0.name == name }
     }
+
+    /// This case's number in ``all`` (1-based), as the headers and `list` show it.
+    var number: Int { (DemoCase.all.firstIndex { $0.name == name } ?? 0) + 1 }
 }
 
 /// Runs cases one after another and prints each one's story and verdict.
@@ -58,7 +62,7 @@ enum DemoRunner {
         var failed: [String] = []
         for (index, demoCase) in cases.enumerated() {
             if index > 0 { print("") }
-            printHeader(of: demoCase, number: index + 1, of: cases.count)
+            printHeader(of: demoCase)
             let timeline = Timeline()
             demoCase.body(timeline)
             if !timeline.failures.isEmpty { failed.append(demoCase.name) }
@@ -67,8 +71,10 @@ enum DemoRunner {
         return failed
     }
 
-    private static func printHeader(of demoCase: DemoCase, number: Int, of total: Int) {
-        let title = total > 1 ? "── \(number)/\(total)  \(demoCase.name) " : "── \(demoCase.name) "
+    /// The header names the case and its number in the whole tour, so `3/49` runs again with
+    /// `swift run TokenDemo 3`.
+    private static func printHeader(of demoCase: DemoCase) {
+        let title = "── \(demoCase.number)/\(DemoCase.all.count)  \(demoCase.name) "
         print(title + String(repeating: "─", count: max(3, width - title.count)))
         for line in wrap("What this shows: " + demoCase.shows, width: width) { print(line) }
         print("")

@@ -28,8 +28,9 @@ enum TokenDemoCommand {
         switch arguments.first {
         case nil, "all":
             guard arguments.count <= 1 else { return usageError("`all` takes no further arguments") }
+            let firstLook = FirstLook.run()
             printIntroduction()
-            return runCases(DemoCase.all)
+            return firstLook && runCases(DemoCase.all) == .passed ? .passed : .failed
         case "-h", "--help", "help":
             printHelp()
             return .passed
@@ -78,7 +79,8 @@ enum TokenDemoCommand {
             Usage:
               swift run TokenDemo              run every case, printing a timeline of each
               swift run TokenDemo list         list the cases with a one-line summary
-              swift run TokenDemo <case>…      run only the named case(s), e.g. `swift run TokenDemo invalidate`
+              swift run TokenDemo <case>…      run only the named or numbered case(s), e.g.
+                                               `swift run TokenDemo invalidate` or `swift run TokenDemo 3`
               swift run TokenDemo --help       show this help (also -h)
 
             Reading the output:
@@ -93,13 +95,18 @@ enum TokenDemoCommand {
 
     private static func printList() {
         let nameWidth = DemoCase.all.map(\.name.count).max() ?? 0
-        print("Cases, in the order `swift run TokenDemo` runs them (run one: `swift run TokenDemo <case>`):")
+        let numberWidth = String(DemoCase.all.count).count
+        print(
+            "Cases, in the order `swift run TokenDemo` runs them (run one: `swift run TokenDemo <case>` or `<number>`):"
+        )
         for group in DemoCase.Group.allCases {
             print("")
             print("\(group.rawValue):")
             for demoCase in DemoCase.all where demoCase.group == group {
                 let padding = String(repeating: " ", count: nameWidth - demoCase.name.count)
-                print("  \(demoCase.name)\(padding)  \(demoCase.summary)")
+                let number = String(demoCase.number)
+                let numberPadding = String(repeating: " ", count: numberWidth - number.count)
+                print("  \(numberPadding)\(number)  \(demoCase.name)\(padding)  \(demoCase.summary)")
             }
         }
     }

@@ -125,6 +125,8 @@ extension ModelObserving where Self: ObservableModel {
     ///   - destinationKeyPath: The property to write.
     ///   - options: `.initial` (the default), `.immediate`.
     ///   - queue: Where pushes are delivered; the main queue by default.
+    ///   - fileID: The file that creates the token (the default), named by debug-build misuse traps.
+    ///   - line: The line that creates the token (the default), named by debug-build misuse traps.
     /// - Returns: The token that keeps the binding alive.
     public func bind<Value, Destination: AnyObject>(
         _ keyPath: KeyPath<Self, Value>,
@@ -151,6 +153,8 @@ extension ModelObserving where Self: ObservableModel {
     ///   - destinationKeyPath: The property to write.
     ///   - options: `.initial` (the default), `.immediate`, `.endpointChanges`.
     ///   - queue: Where pushes are delivered; the main queue by default.
+    ///   - fileID: The file that creates the token (the default), named by debug-build misuse traps.
+    ///   - line: The line that creates the token (the default), named by debug-build misuse traps.
     /// - Returns: The token that keeps the binding alive.
     public func bind<Value, Destination: AnyObject>(
         _ chain: KeyPathChain<Self, Value>,
@@ -187,6 +191,8 @@ extension ModelObserving where Self: ObservableModel {
     ///     ends the token.
     ///   - options: `.initial` (the default), `.immediate`.
     ///   - queue: Where pushes are delivered; the main queue by default.
+    ///   - fileID: The file that creates the token (the default), named by debug-build misuse traps.
+    ///   - line: The line that creates the token (the default), named by debug-build misuse traps.
     /// - Returns: The token that keeps every pair bound.
     /// - Complexity: O(*n*) in the number of pairs to create; a change copies one pair.
     public func bind<Destination: AnyObject>(
@@ -252,6 +258,8 @@ extension ModelObserving where Self: ObservableModel {
     ///     build stops with a message; a release build returns a token that has already ended.
     ///   - options: `.initial` (the default), `.immediate`.
     ///   - queue: Where changes are delivered; the main queue by default.
+    ///   - fileID: The file that creates the token (the default), named by debug-build misuse traps.
+    ///   - line: The line that creates the token (the default), named by debug-build misuse traps.
     /// - Returns: The token that keeps the binding alive; ``ObservationToken/now()`` copies the
     ///   receiver's value to `other`.
     public func bindTwoWay<Value, Other: ObservableModel>(

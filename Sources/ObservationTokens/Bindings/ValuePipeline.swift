@@ -207,6 +207,8 @@ public struct ValuePipeline<Output> {
     ///   - options: `.initial` (the default) pushes at creation; `.immediate`; `.endpointChanges`
     ///     for path sources.
     ///   - queue: Where pushes are delivered; the main queue by default.
+    ///   - fileID: The file that creates the token (the default), named by debug-build misuse traps.
+    ///   - line: The line that creates the token (the default), named by debug-build misuse traps.
     /// - Returns: The token that keeps the binding alive; ``ObservationToken/now()`` pushes the
     ///   current value through this pipeline.
     /// - Complexity: O(*s*) in the number of sources to create; each push runs every operator once.
@@ -260,6 +262,8 @@ public struct ValuePipeline<Output> {
     ///   - keyPath: The property to write.
     ///   - options: As for ``bind(to:_:options:queue:fileID:line:)``.
     ///   - queue: Where pushes are delivered; the main queue by default.
+    ///   - fileID: The file that creates the token (the default), named by debug-build misuse traps.
+    ///   - line: The line that creates the token (the default), named by debug-build misuse traps.
     /// - Returns: The token that keeps the binding alive.
     public func bind<Destination: ObservableModel, Target: ObservableModel>(
         to destination: Destination,
@@ -298,6 +302,8 @@ public struct ValuePipeline<Output> {
     ///   - keyPath: The property to write.
     ///   - options: As for ``bind(to:_:options:queue:fileID:line:)``.
     ///   - queue: Where pushes are delivered; the main queue by default.
+    ///   - fileID: The file that creates the token (the default), named by debug-build misuse traps.
+    ///   - line: The line that creates the token (the default), named by debug-build misuse traps.
     /// - Returns: The token that keeps the binding alive.
     public func bind<Destination: ObservableModel, Target: ObservableModel>(
         to destination: Destination,
@@ -334,6 +340,8 @@ public struct ValuePipeline<Output> {
     ///     receive only new values. `.immediate`; `.endpointChanges` for path sources.
     ///   - queue: Where values are delivered; the main queue by default.
     ///   - receive: Called once per push that passed every operator.
+    ///   - fileID: The file that creates the token (the default), named by debug-build misuse traps.
+    ///   - line: The line that creates the token (the default), named by debug-build misuse traps.
     /// - Returns: The token that keeps the posting alive.
     public func post(
         options: ObservationOptions = [.initial],

@@ -17,6 +17,8 @@ extension ObservedArray {
     ///   - options: `.initial`, `.immediate`; see ``ObservationOptions``.
     ///   - queue: Where callbacks are delivered; the main queue by default.
     ///   - callback: Receives the array and the changes since the previous delivery.
+    ///   - fileID: The file that creates the token (the default), named by debug-build misuse traps.
+    ///   - line: The line that creates the token (the default), named by debug-build misuse traps.
     /// - Returns: The token that keeps the observation alive.
     /// - Complexity: O(1) to create; each mutation adds O(*r*) in the runs of changes not yet
     ///   delivered (two for a stream of appends).
@@ -54,6 +56,8 @@ extension ObservedArray {
     ///   - options: `.initial`, `.immediate`; see ``ObservationOptions``.
     ///   - queue: Where callbacks are delivered; the main queue by default.
     ///   - callback: Receives the array.
+    ///   - fileID: The file that creates the token (the default), named by debug-build misuse traps.
+    ///   - line: The line that creates the token (the default), named by debug-build misuse traps.
     /// - Returns: The token that keeps the observation alive.
     /// - Complexity: O(1) to create; each insertion or removal before `index` costs O(1) for
     ///   this token.
@@ -115,6 +119,8 @@ extension ObservedArray where Element: AnyObject {
     ///   - queue: Where callbacks are delivered; the main queue by default.
     ///   - callback: Receives the array and the object that left (nil if it has been
     ///     deinitialized since; the token holds it weakly).
+    ///   - fileID: The file that creates the token (the default), named by debug-build misuse traps.
+    ///   - line: The line that creates the token (the default), named by debug-build misuse traps.
     /// - Returns: The token that keeps the observation alive.
     /// - Throws: ``KeyPathError/indexOutOfRange(_:count:path:position:)`` when `index` is not
     ///   an index of the array.
@@ -157,6 +163,8 @@ extension ObservedArray where Element: ObservableModel {
     ///   - options: `.initial`, `.immediate`; see ``ObservationOptions``.
     ///   - queue: Where callbacks are delivered; the main queue by default.
     ///   - callback: Receives the array.
+    ///   - fileID: The file that creates the token (the default), named by debug-build misuse traps.
+    ///   - line: The line that creates the token (the default), named by debug-build misuse traps.
     /// - Returns: The token that keeps the observation alive.
     /// - Complexity: O(*n*) to create, and again on each mutation of the array (the token
     ///   re-attaches to the elements).

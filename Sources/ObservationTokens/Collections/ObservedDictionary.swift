@@ -196,6 +196,8 @@ extension ObservedDictionary {
     ///   - options: `.initial`, `.immediate`, `.endpointChanges`; see ``ObservationOptions``.
     ///   - queue: Where callbacks are delivered; the main queue by default.
     ///   - callback: Receives the dictionary.
+    ///   - fileID: The file that creates the token (the default), named by debug-build misuse traps.
+    ///   - line: The line that creates the token (the default), named by debug-build misuse traps.
     /// - Returns: The token that keeps the observation alive.
     /// - Complexity: O(1).
     public func observe(
@@ -232,6 +234,8 @@ extension ObservedDictionary {
     ///   - options: `.initial`, `.immediate`; see ``ObservationOptions``.
     ///   - queue: Where callbacks are delivered; the main queue by default.
     ///   - callback: Receives the dictionary and the changes since the previous delivery.
+    ///   - fileID: The file that creates the token (the default), named by debug-build misuse traps.
+    ///   - line: The line that creates the token (the default), named by debug-build misuse traps.
     /// - Returns: The token that keeps the observation alive.
     /// - Complexity: O(1) to create; O(*k*) per mutation in the keys it changes.
     public func observeMutations(

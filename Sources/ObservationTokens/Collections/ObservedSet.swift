@@ -267,6 +267,8 @@ extension ObservedSet {
     ///   - options: `.initial`, `.immediate`, `.endpointChanges`; see ``ObservationOptions``.
     ///   - queue: Where callbacks are delivered; the main queue by default.
     ///   - callback: Receives the set.
+    ///   - fileID: The file that creates the token (the default), named by debug-build misuse traps.
+    ///   - line: The line that creates the token (the default), named by debug-build misuse traps.
     /// - Returns: The token that keeps the observation alive.
     /// - Complexity: O(1).
     public func observe(
@@ -302,6 +304,8 @@ extension ObservedSet {
     ///   - options: `.initial`, `.immediate`; see ``ObservationOptions``.
     ///   - queue: Where callbacks are delivered; the main queue by default.
     ///   - callback: Receives the set and the changes since the previous delivery.
+    ///   - fileID: The file that creates the token (the default), named by debug-build misuse traps.
+    ///   - line: The line that creates the token (the default), named by debug-build misuse traps.
     /// - Returns: The token that keeps the observation alive.
     /// - Complexity: O(1) to create; O(*k*) per mutation in the members it adds or removes.
     public func observeMutations(

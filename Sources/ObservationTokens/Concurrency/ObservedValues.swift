@@ -28,6 +28,7 @@ import Synchronization
 /// > default), so that queue must run: in a command-line program, an `async` `main` runs it
 /// > while it awaits; otherwise pass a `.dispatch` queue.
 public struct ObservedValues<Element: Sendable>: AsyncSequence, Sendable {
+    /// The sequence never throws: it ends (returns nil) when the observation ends.
     public typealias Failure = Never
 
     /// Holds the stream until the iterator takes it over.
@@ -53,6 +54,7 @@ public struct ObservedValues<Element: Sendable>: AsyncSequence, Sendable {
 
     /// Takes the values of an ``ObservedValues`` sequence.
     public struct Iterator: AsyncIteratorProtocol {
+        /// The iterator never throws: `next()` returns nil once the observation has ended.
         public typealias Failure = Never
 
         @usableFromInline

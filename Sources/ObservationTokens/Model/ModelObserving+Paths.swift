@@ -20,6 +20,8 @@ extension ModelObserving where Self: ObservableModel {
     ///   - options: `.initial`, `.immediate`, `.endpointChanges`; see ``ObservationOptions``.
     ///   - queue: Where callbacks are delivered; the main thread by default.
     ///   - callback: Receives the observed object and the endpoint's value at delivery.
+    ///   - fileID: The file that creates the token (the default), named by debug-build misuse traps.
+    ///   - line: The line that creates the token (the default), named by debug-build misuse traps.
     /// - Returns: The token that keeps the observation alive.
     /// - Complexity: O(*n*) in the chain's length to attach, and again for each change of a
     ///   middle element.
@@ -59,6 +61,8 @@ extension ModelObserving where Self: ObservableModel {
     ///   - options: `.initial`, `.immediate`, `.endpointChanges`; see ``ObservationOptions``.
     ///   - queue: Where callbacks are delivered; the main thread by default.
     ///   - callback: Receives the observer and the observed object.
+    ///   - fileID: The file that creates the token (the default), named by debug-build misuse traps.
+    ///   - line: The line that creates the token (the default), named by debug-build misuse traps.
     /// - Returns: The token that keeps the observation alive.
     public func observe<Observer: AnyObject, Value>(
         _ chain: KeyPathChain<Self, Value>,
@@ -94,6 +98,8 @@ extension ModelObserving where Self: ObservableModel {
     ///     changed); see ``ObservationOptions``.
     ///   - queue: Where callbacks are delivered; the main queue by default.
     ///   - callback: Receives the observed object.
+    ///   - fileID: The file that creates the token (the default), named by debug-build misuse traps.
+    ///   - line: The line that creates the token (the default), named by debug-build misuse traps.
     /// - Returns: The token that keeps the observation alive.
     public func observe(
         _ chains: [AnyKeyPathChain<Self>],
@@ -129,6 +135,8 @@ extension ModelObserving where Self: ObservableModel {
     ///   - options: `.initial`, `.immediate`, `.endpointChanges`; see ``ObservationOptions``.
     ///   - queue: Where callbacks are delivered; the main thread by default.
     ///   - callback: Receives the observed object.
+    ///   - fileID: The file that creates the token (the default), named by debug-build misuse traps.
+    ///   - line: The line that creates the token (the default), named by debug-build misuse traps.
     /// - Returns: The token that keeps the observation alive.
     /// - Throws: ``KeyPathError`` naming the bad component and the type it was looked up on.
     /// - Complexity: A lookup by name in each class's cached property table, and a read of
@@ -151,6 +159,8 @@ extension ModelObserving where Self: ObservableModel {
     ///   - options: `.initial`, `.immediate`, `.endpointChanges`; see ``ObservationOptions``.
     ///   - queue: Where callbacks are delivered; the main thread by default.
     ///   - callback: Receives the observed object.
+    ///   - fileID: The file that creates the token (the default), named by debug-build misuse traps.
+    ///   - line: The line that creates the token (the default), named by debug-build misuse traps.
     /// - Returns: The token that keeps the observation alive.
     /// - Throws: ``KeyPathError`` for the first bad path; ``KeyPathError/emptyPathList`` for an
     ///   empty list.
@@ -179,6 +189,8 @@ extension ModelObserving where Self: ObservableModel {
     ///   - options: `.initial`, `.immediate`, `.endpointChanges`; see ``ObservationOptions``.
     ///   - queue: Where callbacks are delivered; the main thread by default.
     ///   - callback: Receives the observer and the observed object.
+    ///   - fileID: The file that creates the token (the default), named by debug-build misuse traps.
+    ///   - line: The line that creates the token (the default), named by debug-build misuse traps.
     /// - Returns: The token that keeps the observation alive.
     /// - Throws: ``KeyPathError`` naming the bad component and the type it was looked up on.
     public func observe<Observer: AnyObject>(

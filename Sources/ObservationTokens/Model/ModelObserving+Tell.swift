@@ -23,6 +23,8 @@ extension ModelObserving where Self: ObservableModel {
     ///   - options: `.initial`, `.immediate`; see ``ObservationOptions``.
     ///   - queue: Where callbacks are delivered; the main thread by default.
     ///   - callback: Receives the observer and the observed object.
+    ///   - fileID: The file that creates the token (the default), named by debug-build misuse traps.
+    ///   - line: The line that creates the token (the default), named by debug-build misuse traps.
     public func tell<Observer: AnyObject>(
         _ observer: Observer,
         whenAnyOf keyPaths: [PartialKeyPath<Self>],

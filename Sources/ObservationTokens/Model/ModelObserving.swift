@@ -32,6 +32,8 @@ extension ModelObserving where Self: ObservableModel {
     ///   - queue: Where callbacks are delivered; the main queue by default.
     ///   - callback: Receives the observed object. Use it instead of capturing the object, so
     ///     the closure holds no strong reference to it.
+    ///   - fileID: The file that creates the token (the default), named by debug-build misuse traps.
+    ///   - line: The line that creates the token (the default), named by debug-build misuse traps.
     /// - Returns: The token that keeps the observation alive.
     /// - Complexity: O(1).
     @inlinable @inline(__always)
@@ -78,6 +80,8 @@ extension ModelObserving where Self: ObservableModel {
     ///   - options: `.initial`, `.immediate`; see ``ObservationOptions``.
     ///   - queue: Where callbacks are delivered; the main queue by default.
     ///   - callback: Receives the observer and the observed object.
+    ///   - fileID: The file that creates the token (the default), named by debug-build misuse traps.
+    ///   - line: The line that creates the token (the default), named by debug-build misuse traps.
     /// - Returns: The token that keeps the observation alive.
     /// - Complexity: O(1).
     @inlinable @inline(__always)
@@ -124,6 +128,8 @@ extension ModelObserving where Self: ObservableModel {
     ///   - options: `.initial`, `.immediate`; see ``ObservationOptions``.
     ///   - queue: Where callbacks are delivered; the main queue by default.
     ///   - callback: Receives the observed object.
+    ///   - fileID: The file that creates the token (the default), named by debug-build misuse traps.
+    ///   - line: The line that creates the token (the default), named by debug-build misuse traps.
     /// - Returns: The token that keeps the observation alive.
     /// - Complexity: O(*k*) in the number of key paths.
     @inlinable @inline(__always)
@@ -149,6 +155,8 @@ extension ModelObserving where Self: ObservableModel {
     ///   - options: `.initial`, `.immediate`; see ``ObservationOptions``.
     ///   - queue: Where callbacks are delivered; the main queue by default.
     ///   - callback: Receives the observer and the observed object.
+    ///   - fileID: The file that creates the token (the default), named by debug-build misuse traps.
+    ///   - line: The line that creates the token (the default), named by debug-build misuse traps.
     /// - Returns: The token that keeps the observation alive.
     @inlinable @inline(__always)
     public func observe<Observer: AnyObject>(
@@ -203,6 +211,8 @@ extension ModelObserving where Self: ObservableModel {
     ///   - options: `.initial`, `.immediate`; see ``ObservationOptions``.
     ///   - queue: Where callbacks are delivered; the main queue by default.
     ///   - callback: Receives the observed object and the change.
+    ///   - fileID: The file that creates the token (the default), named by debug-build misuse traps.
+    ///   - line: The line that creates the token (the default), named by debug-build misuse traps.
     /// - Returns: The token that keeps the observation alive.
     @inlinable @inline(__always)
     public func observeChanges<Value>(

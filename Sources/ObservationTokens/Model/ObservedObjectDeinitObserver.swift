@@ -29,5 +29,6 @@ public struct ObservedObjectDeinitNotice: Sendable, CustomStringConvertible {
     /// Where the ended token was created (`file:line`).
     public var tokenCreationSite: String { site.description }
 
+    /// The notice in one line: the object's type and where the token was created.
     public var description: String { "\(typeName) deinitialized; token created at \(site)" }
 }

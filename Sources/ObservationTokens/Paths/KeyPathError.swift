@@ -31,6 +31,7 @@ public enum KeyPathError: Error, Hashable, Sendable, CustomStringConvertible {
     /// An object-following array component (`items.4`) names an index the array doesn't have.
     case indexOutOfRange(Int, count: Int, path: String, position: Int)
 
+    /// The error in one sentence: what was wrong, the component and the type it was looked up on.
     public var description: String {
         switch self {
         case .emptyPath:

@@ -1,7 +1,11 @@
 /// Options that change when a token's callback runs.
 public struct ObservationOptions: OptionSet, Sendable, Hashable {
+    /// The options' bits; use the named options (``initial``, ``immediate``, …) instead.
     public let rawValue: Int
 
+    /// Creates options from their bits; use the named options (``initial``, ``immediate``, …).
+    ///
+    /// - Parameter rawValue: The bits, as ``rawValue`` returns them.
     public init(rawValue: Int) {
         self.rawValue = rawValue
     }

@@ -86,10 +86,19 @@ public final class ObservationToken: Sendable, Hashable, CustomDebugStringConver
         bag.insert(self)
     }
 
+    /// Tokens are equal when they are the same token (identity, as `===`).
+    ///
+    /// - Parameters:
+    ///   - lhs: A token.
+    ///   - rhs: Another token.
+    /// - Returns: Whether `lhs` and `rhs` are the same object.
     public static func == (lhs: ObservationToken, rhs: ObservationToken) -> Bool {
         lhs === rhs
     }
 
+    /// Hashes the token's identity, so a `Set<ObservationToken>` holds each token once.
+    ///
+    /// - Parameter hasher: The hasher to feed.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(ObjectIdentifier(self))
     }

@@ -9,6 +9,11 @@ public struct PropertyChange<Value> {
     /// The value when the callback runs.
     public let new: Value
 
+    /// Creates a change, for code that forwards or tests change callbacks.
+    ///
+    /// - Parameters:
+    ///   - old: The value before the tick's first change.
+    ///   - new: The value at delivery.
     public init(old: Value, new: Value) {
         self.old = old
         self.new = new

@@ -21,6 +21,8 @@ extension ModelObserving where Self: ObservableModel {
     ///   - queue: Where `body` runs after a change; the main queue by default.
     ///   - body: Receives the observed object and reads what it needs from it. Reads of
     ///     `@Observed` properties of other objects it reaches from there are tracked too.
+    ///   - fileID: The file that creates the token (the default), named by debug-build misuse traps.
+    ///   - line: The line that creates the token (the default), named by debug-build misuse traps.
     /// - Returns: The token that keeps the observation alive.
     /// - Complexity: One run of `body` per delivery, plus O(*d*) in its dependencies to check
     ///   that they did not change (allocation-free when they did not).
@@ -67,6 +69,8 @@ extension ModelObserving where Self: ObservableModel {
     ///   - options: `.immediate`; see ``ObservationOptions``.
     ///   - queue: Where `body` runs after a change; the main queue by default.
     ///   - body: Receives the observer and the observed object.
+    ///   - fileID: The file that creates the token (the default), named by debug-build misuse traps.
+    ///   - line: The line that creates the token (the default), named by debug-build misuse traps.
     /// - Returns: The token that keeps the observation alive.
     /// - Complexity: As for ``observe(options:queue:fileID:line:_:)``.
     public func observe<Observer: AnyObject>(
@@ -111,6 +115,8 @@ extension ModelObserving where Self: ObservableModel {
     ///     ``ObservationOptions``.
     ///   - queue: Where callbacks are delivered; the main queue by default.
     ///   - callback: Receives the observed object and the new value.
+    ///   - fileID: The file that creates the token (the default), named by debug-build misuse traps.
+    ///   - line: The line that creates the token (the default), named by debug-build misuse traps.
     /// - Returns: The token that keeps the observation alive.
     /// - Complexity: One run of `value` per delivery and one comparison.
     public func observeValue<Value>(
@@ -146,6 +152,8 @@ extension ModelObserving where Self: ObservableModel {
     ///   - options: `.initial`, `.immediate`; see ``ObservationOptions``.
     ///   - queue: Where callbacks are delivered; the main queue by default.
     ///   - callback: Receives the observed object and the change.
+    ///   - fileID: The file that creates the token (the default), named by debug-build misuse traps.
+    ///   - line: The line that creates the token (the default), named by debug-build misuse traps.
     /// - Returns: The token that keeps the observation alive.
     /// - Complexity: One run of `value` per delivery and one comparison.
     public func observeChanges<Value>(
@@ -186,6 +194,8 @@ extension ModelObserving where Self: ObservableModel {
     ///   - options: `.initial`, `.immediate`, `.endpointChanges`; see ``ObservationOptions``.
     ///   - queue: Where callbacks are delivered; the main queue by default.
     ///   - callback: Receives the observed object.
+    ///   - fileID: The file that creates the token (the default), named by debug-build misuse traps.
+    ///   - line: The line that creates the token (the default), named by debug-build misuse traps.
     /// - Returns: The token that keeps the observation alive.
     /// - Throws: ``KeyPathError/noObservedProperty(keyPath:type:)``.
     public func observe<Value>(

@@ -1,0 +1,155 @@
+import ObservationTokens
+import Synchronization
+import Testing
+
+// Every observe overload, called as users write them: inline array literals (also with
+// `observer:`, which once crashed the type checker), trailing closures, default arguments. The
+// file's first job is to compile; each test then checks that every token fires exactly once for
+// one change of what it watches.
+
+final class OvlNode: ObservableModel, @unchecked Sendable {
+    @Observed var a = 0
+    @Observed var b = ""
+    @Observed var child: OvlNode?
+}
+
+final class OvlObserver: Sendable {}
+
+/// Counts callbacks per overload name.
+final class OvlCalls: Sendable {
+    private let counts = Mutex<[String: Int]>([:])
+    func hit(_ name: String) { counts.withLock { $0[name, default: 0] += 1 } }
+    var all: [String: Int] { counts.withLock { $0 } }
+}
+
+@MainActor @Suite struct ObserveOverloadTests {
+    @Test func everyNonisolatedOverloadFiresOnceForOneChange() throws {
+        let node = OvlNode()
+        node.child = OvlNode()
+        let observer = OvlObserver()
+        let queue = CoalescingQueue(target: .manual)
+        let calls = OvlCalls()
+        let chain = KeyPathChain(\OvlNode.child).then(\.a)
+        var tokens: [ObservationToken] = []
+
+        tokens.append(node.observe(\.a, queue: queue) { _ in calls.hit("property") })
+        tokens.append(node.observe(\.a, observer: observer, queue: queue) { _, _ in calls.hit("property+observer") })
+        tokens.append(node.observe([\.a, \.b], queue: queue) { _ in calls.hit("properties") })
+        tokens.append(
+            node.observe([\.a, \.b], observer: observer, queue: queue) { _, _ in calls.hit("properties+observer") })
+        tokens.append(node.observe(\.a, \.b, queue: queue) { _ in calls.hit("variadic") })
+        tokens.append(node.observeChanges(\.a, queue: queue) { _, _ in calls.hit("changes") })
+        tokens.append(node.observe(chain, queue: queue) { _, _ in calls.hit("chain") })
+        tokens.append(node.observe(chain, observer: observer, queue: queue) { _, _ in calls.hit("chain+observer") })
+        tokens.append(
+            node.observe(
+                [AnyKeyPathChain(KeyPathChain(\OvlNode.child).then(\.a)), AnyKeyPathChain(KeyPathChain(\OvlNode.b))],
+                queue: queue
+            ) { _ in
+                calls.hit("chains")
+            })
+        tokens.append(try node.observe(path: "child.a", queue: queue) { _ in calls.hit("path") })
+        tokens.append(
+            try node.observe(path: "child.a", observer: observer, queue: queue) { _, _ in calls.hit("path+observer") })
+        tokens.append(try node.observe(paths: ["child.a", "b"], queue: queue) { _ in calls.hit("paths") })
+        tokens.append(
+            node.observe(queue: queue) { node in
+                _ = node.a; calls.hit("tracking")
+            })
+        tokens.append(
+            node.observe(observer: observer, queue: queue) { _, node in
+                _ = node.a; calls.hit("tracking+observer")
+            })
+        tokens.append(node.observeValue({ $0.a }, queue: queue) { _, _ in calls.hit("value") })
+        tokens.append(node.observeChanges(of: { $0.a }, queue: queue) { _, _ in calls.hit("value changes") })
+        tokens.append(try node.observe(checking: \.a, queue: queue) { _ in calls.hit("checking") })
+        // A tracking closure is its own callback: it runs at creation, and a second time because
+        // that first run read properties it had no edge on yet (docs/Tracking.md, "Runs twice").
+        #expect(calls.all == ["tracking": 2, "tracking+observer": 2])
+
+        node.a = 1
+        node.child?.a = 1
+        node.b = "x"
+        queue.drain()
+        let expected = [
+            "property", "property+observer", "properties", "properties+observer", "variadic", "changes", "chain",
+            "chain+observer", "chains", "path", "path+observer", "paths", "tracking", "tracking+observer", "value",
+            "value changes", "checking",
+        ]
+        let creationRuns = ["tracking": 2, "tracking+observer": 2]
+        #expect(calls.all == Dictionary(uniqueKeysWithValues: expected.map { ($0, 1 + creationRuns[$0, default: 0]) }))
+        withExtendedLifetime((tokens, observer)) {}
+    }
+
+    @Test func everyMainActorOverloadFiresOnceForOneChange() throws {
+        let node = OvlNode()
+        node.child = OvlNode()
+        let observer = OvlObserver()
+        let queue = CoalescingQueue(target: .manual)
+        let calls = OvlCalls()
+        let chain = KeyPathChain(\OvlNode.child).then(\.a)
+        let main = MainActor.shared
+        var tokens: [ObservationToken] = []
+
+        tokens.append(node.observe(\.a, queue: queue, isolation: main) { _ in calls.hit("property") })
+        tokens.append(
+            node.observe(\.a, observer: observer, queue: queue, isolation: main) { _, _ in
+                calls.hit("property+observer")
+            })
+        tokens.append(node.observe([\.a, \.b], queue: queue, isolation: main) { _ in calls.hit("properties") })
+        tokens.append(
+            node.observe([\.a, \.b], observer: observer, queue: queue, isolation: main) { _, _ in
+                calls.hit("properties+observer")
+            })
+        tokens.append(node.observe(\.a, \.b, queue: queue, isolation: main) { _ in calls.hit("variadic") })
+        tokens.append(node.observeChanges(\.a, queue: queue, isolation: main) { _, _ in calls.hit("changes") })
+        tokens.append(node.observe(chain, queue: queue, isolation: main) { _, _ in calls.hit("chain") })
+        tokens.append(
+            node.observe(chain, observer: observer, queue: queue, isolation: main) { _, _ in calls.hit("chain+observer")
+            })
+        tokens.append(
+            node.observe([AnyKeyPathChain(KeyPathChain(\OvlNode.child).then(\.a))], queue: queue, isolation: main) {
+                _ in
+                calls.hit("chains")
+            })
+        tokens.append(try node.observe(path: "child.a", queue: queue, isolation: main) { _ in calls.hit("path") })
+        tokens.append(
+            try node.observe(path: "child.a", observer: observer, queue: queue, isolation: main) { _, _ in
+                calls.hit("path+observer")
+            })
+        tokens.append(
+            try node.observe(paths: ["child.a", "b"], queue: queue, isolation: main) { _ in calls.hit("paths") })
+        node.tell(observer, when: \OvlNode.a, queue: queue, isolation: main) { _, _ in calls.hit("tell") }
+        node.tell(observer, whenAnyOf: [\.a, \.b], queue: queue, isolation: main) { _, _ in calls.hit("tell any") }
+
+        node.a = 1
+        node.child?.a = 1
+        node.b = "x"
+        queue.drain()
+        let expected = [
+            "property", "property+observer", "properties", "properties+observer", "variadic", "changes", "chain",
+            "chain+observer", "chains", "path", "path+observer", "paths", "tell", "tell any",
+        ]
+        #expect(calls.all == Dictionary(uniqueKeysWithValues: expected.map { ($0, 1) }))
+        node.stopTelling(observer, about: [\.a, \.b])
+        withExtendedLifetime((tokens, observer)) {}
+    }
+
+    @Test func tellFiresOnceAndStopTellingEndsIt() {
+        let node = OvlNode()
+        let observer = OvlObserver()
+        let queue = CoalescingQueue(target: .manual)
+        let calls = OvlCalls()
+        node.tell(observer, when: \OvlNode.a, queue: queue) { _, _ in calls.hit("tell") }
+        node.tell(observer, whenAnyOf: [\.a, \.b], queue: queue) { _, _ in calls.hit("tell any") }
+        node.a = 1
+        node.b = "x"
+        queue.drain()
+        #expect(calls.all == ["tell": 1, "tell any": 1])
+        node.stopTelling(observer, about: [\.a, \.b])
+        node.a = 2
+        queue.drain()
+        #expect(calls.all == ["tell": 1, "tell any": 1])
+        withExtendedLifetime(observer) {}
+    }
+}
