@@ -66,6 +66,9 @@ extension ObservationToken {
     /// let breakpoint = token.breakOnInvoke()
     /// ```
     ///
+    /// - Parameters:
+    ///   - fileID: The file the breakpoint is set in, for its log lines; leave the default.
+    ///   - line: The line the breakpoint is set on, for its log lines; leave the default.
     /// - Returns: The breakpoint's token; release it to remove the breakpoint. An ended token
     ///   if this token has ended. A tracked token can't have a breakpoint (what it watches
     ///   changes with each evaluation: use `breakOnChange(of:)` on its root instead): that

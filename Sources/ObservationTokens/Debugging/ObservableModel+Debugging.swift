@@ -75,6 +75,8 @@ extension ModelObserving where Self: ObservableModel {
     ///
     /// - Parameters:
     ///   - keyPath: What to watch; it must read at least one `@Observed` property.
+    ///   - fileID: The file the watchpoint is set in, for its log lines; leave the default.
+    ///   - line: The line the watchpoint is set on, for its log lines; leave the default.
     /// - Returns: The token; release it to remove the watchpoint.
     /// - Complexity: One evaluation of `keyPath` per change of what it read.
     ///

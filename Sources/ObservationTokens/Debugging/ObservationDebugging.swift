@@ -31,7 +31,7 @@ import Synchronization
 public enum ObservationDebugging {
     // MARK: Census
 
-    /// Whether objects observed from now on are listed for ``census()`` and ``dotGraph()``.
+    /// Whether objects observed from now on are listed for ``census()`` and ``dotGraph(of:)``.
     /// Off by default. Switching it off forgets the listed objects.
     public static var isCensusEnabled: Bool {
         get { DebugCensusState.isEnabled.load(ordering: .relaxed) }

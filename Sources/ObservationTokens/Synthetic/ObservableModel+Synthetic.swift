@@ -16,7 +16,7 @@ extension ModelObserving where Self: ObservableModel {
         invalidate([keyPath])
     }
 
-    /// Marks several synthetic properties invalid; see ``invalidate(_:)-(KeyPath<Self,Value>)``.
+    /// Marks several synthetic properties invalid, as `invalidate(_:)` does for one.
     ///
     /// - Parameter keyPaths: The properties; those that are not synthetic are skipped.
     /// - Complexity: O(*f* · *k*) for *k* key paths.

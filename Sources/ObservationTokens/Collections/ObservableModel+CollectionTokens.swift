@@ -1,4 +1,3 @@
-
 extension ObservableModel {
     /// Starts a subscription on a collection's synthetic storage (count, contents, a cell);
     /// a token that has already ended if it can't attach (the collection is gone).
