@@ -111,15 +111,3 @@ public struct Observed<Value> {
         }
     }
 }
-
-/// What the library needs to see of an `@Observed` storage found by reflection.
-protocol ObservedStorage {
-    var serial: UInt64 { get }
-    var anyValue: Any { get }
-    static var valueType: Any.Type { get }
-}
-
-extension Observed: ObservedStorage {
-    var anyValue: Any { value }
-    static var valueType: Any.Type { Value.self }
-}

@@ -155,6 +155,8 @@ protocol ObservedLayout {
 }
 
 extension Observed: ObservedLayout {
+    static var valueType: Any.Type { Value.self }
+
     static var serialOffset: Int {
         // `serial` is a stored property of the struct: the offset always exists.
         MemoryLayout<Self>.offset(of: \Self.serial)!

@@ -50,13 +50,14 @@ struct ObservedPath: Sendable {
                 object = nil
             case .name(let name):
                 names.append(name)
-                object = isLast ? nil : object.flatMap { step.value(on: $0) }.flatMap(PathStep.model(in:))
+                // Middle values are read the way walks read them (see `PathStep.readForWalk`).
+                object = isLast ? nil : object.flatMap { step.readForWalk(on: $0)?.value }.flatMap(PathStep.model(in:))
             case .key:
                 if let current = object, let serial = step.resolveSerial(on: current),
                     let name = PropertyTable(current).name(ofSerial: serial, in: current)
                 {
                     names.append(name)
-                    object = isLast ? nil : step.value(on: current).flatMap(PathStep.model(in:))
+                    object = isLast ? nil : step.readForWalk(on: current).flatMap { PathStep.model(in: $0.value) }
                 } else {
                     names.append("<key path>")
                     object = nil

@@ -122,17 +122,6 @@ enum PathStep: Sendable {
         return serial
     }
 
-    /// The value this step reads on `object`, without capturing.
-    func value(on object: ObservableModel) -> Any? {
-        switch self {
-        case .key(let key): key.read(object)
-        case .name(let name):
-            (object as? any ObservedCollectionPaths)?.resolve(component: name)?.value
-                ?? PropertyTable(object).entry(named: name)?.value(in: object)
-        case .wildcard: nil
-        }
-    }
-
     /// The model object inside `value`, looking through `Optional`.
     static func model(in value: Any) -> ObservableModel? {
         value as? ObservableModel
