@@ -5,16 +5,13 @@ import Testing
 /// Issue 13: bindings are created, dropped and ended from several threads at once; totals are
 /// exact and the thread sanitizer sees no race in the library's bookkeeping.
 @Suite struct BindingConcurrencyTests {
-    /// Holds what a racing thread needs; written before the threads start, read after they end.
+    /// What one racing thread keeps; read after the threads end.
     ///
-    /// `@unchecked Sendable`: each slot is touched by one thread only while they run.
-    final class Slots: @unchecked Sendable {
-        var labels: [[BindLabel]]
-        var kept: [[ObservationToken]]
-        init(threads: Int) {
-            labels = Array(repeating: [], count: threads)
-            kept = Array(repeating: [], count: threads)
-        }
+    /// `@unchecked Sendable`: each slot is touched by its one thread only while they run (one
+    /// object per thread: threads mutating elements of one shared array would race on the array).
+    final class Slot: @unchecked Sendable {
+        var labels: [BindLabel] = []
+        var kept: [ObservationToken] = []
     }
 
     @Test func bindingsCreatedAndDroppedOnManyThreadsDeliverExactlyToTheLiveOnes() {
@@ -24,7 +21,7 @@ import Testing
         let warmUp = source.pipeline(of: \.age).post(options: [], queue: queue) { _ in }
         let threads = 4
         let perThread = RelScale.iterations(400, tsanDivisor: 8)
-        let slots = Slots(threads: threads)
+        let slots = (0..<threads).map { _ in Slot() }
 
         let finished = RelThreads.run(count: threads, timeout: 60) { index in
             for step in 0..<perThread {
@@ -32,8 +29,8 @@ import Testing
                 let token = source.pipeline(of: \.age).map { $0 + 1 }.bind(
                     to: label, \.count, options: [], queue: queue)
                 if step % 2 == 0 {
-                    slots.labels[index].append(label)
-                    slots.kept[index].append(token)
+                    slots[index].labels.append(label)
+                    slots[index].kept.append(token)
                 } else if step % 4 == 1 {
                     token.invalidate()
                 }
@@ -45,9 +42,9 @@ import Testing
 
         let keptCount = threads * ((perThread + 1) / 2)
         #expect(delivered == keptCount + 1)  // + the warm-up posting
-        #expect(slots.labels.joined().allSatisfy { $0.count == 42 })
+        #expect(slots.flatMap(\.labels).allSatisfy { $0.count == 42 })
         #expect(source.observerCount(of: \.age) == keptCount + 1)
-        slots.kept = []
+        for slot in slots { slot.kept = [] }
         #expect(source.observerCount(of: \.age) == 1)
         withExtendedLifetime(warmUp) {}
     }
