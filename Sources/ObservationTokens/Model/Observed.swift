@@ -20,7 +20,8 @@ let _observedSerials = Atomic<UInt64>(1)
 /// ```
 ///
 /// When the object has no tokens, a set is a plain store plus one relaxed atomic load: no lock,
-/// no allocation, no hashing. A get costs one extra relaxed atomic load.
+/// no allocation, no hashing (once a path has read the object, the store also takes and gives
+/// back a bit: two atomic operations). A get costs one extra relaxed atomic load.
 ///
 /// > Note: The value itself is stored like any other stored property. The library makes token
 /// > bookkeeping thread-safe, not your values: don't set a property on one thread while another
