@@ -37,7 +37,9 @@ final class HardCrowded: ObservableModel, ObservationStateObserving, @unchecked 
     @Observed var text = ""
     @Observed var box: HardBox? = nil
     private var guarded: [Int] = []
-    private let lock = RelLock(())
+    // An Int, not `()`: with a zero-sized state TSan once reported a "Swift access race" inside
+    // `withLock` between two accesses made under the lock.
+    private let lock = RelLock(0)
     let hookCalls = CoreCounter()
 
     func mutateGuarded(_ number: Int) {

@@ -23,7 +23,9 @@ import Testing
     /// and written only under `lock`, as a user who sets properties on one thread and reads
     /// them on another must do.
     private final class Shared: @unchecked Sendable {  // models only touched under `lock`
-        let lock = RelLock(())
+        // An Int, not `()`: with a zero-sized state TSan once reported a "Swift access race" inside
+        // `withLock` between two accesses made under the lock.
+        let lock = RelLock(0)
         let queue = CoalescingQueue(target: .manual)
         /// The round the setting thread is in (0: none yet).
         let round = Atomic<Int>(0)
