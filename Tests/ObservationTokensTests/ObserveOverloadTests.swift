@@ -17,7 +17,7 @@ final class OvlObserver: Sendable {}
 
 /// Counts callbacks per overload name.
 final class OvlCalls: Sendable {
-    private let counts = Mutex<[String: Int]>([:])
+    private let counts = RelLock<[String: Int]>([:])
     func hit(_ name: String) { counts.withLock { $0[name, default: 0] += 1 } }
     var all: [String: Int] { counts.withLock { $0 } }
 }

@@ -38,7 +38,7 @@ struct MainActorHandOff<Value>: @unchecked Sendable {
 /// a cycle only while the observation is active; ending it releases the callback, and so the
 /// gate.
 final class MainActorGate: Sendable {
-    private let subscription = Mutex<Subscription?>(nil)
+    private let subscription = Locked<Subscription?>(state: nil)
 
     /// Links the gate to the token's subscription, once the token exists.
     func attach(_ token: ObservationToken) -> ObservationToken {

@@ -82,10 +82,10 @@ public struct ObservedValues<Element: Sendable>: AsyncSequence, Sendable {
 
 /// The sequence's hold on its stream, taken over by the first iterator.
 final class ValuesHandle<Element: Sendable>: Sendable {
-    private let stream: Mutex<ValueStream<Element>?>
+    private let stream: Locked<ValueStream<Element>?>
 
     init(stream: ValueStream<Element>) {
-        self.stream = Mutex(stream)
+        self.stream = Locked(state: stream)
     }
 
     func take() -> ValueStream<Element>? {

@@ -25,7 +25,7 @@ final class ValueStream<Element: Sendable>: ObservedObjectDeinitObserver, Sendab
     }
 
     @usableFromInline
-    let state = Mutex(State())
+    let state = Locked(state: State())
 
     /// Creates an empty stream; `finished` makes one that ends at once.
     @usableFromInline

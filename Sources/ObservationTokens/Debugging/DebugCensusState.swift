@@ -11,7 +11,7 @@ enum DebugCensusState {
         init(_ registry: Registry) { self.registry = registry }
     }
 
-    private static let registries = Mutex<[WeakRegistry]>([])
+    private static let registries = Locked<[WeakRegistry]>(state: [])
 
     /// Called from `Registry.init`: one relaxed load when the census is off.
     @inline(__always)

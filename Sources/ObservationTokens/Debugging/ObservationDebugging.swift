@@ -189,7 +189,7 @@ public enum ObservationDebugging {
 
     // MARK: Watchpoints
 
-    private static let handler = Mutex<@Sendable (WatchpointHit) -> Void>(defaultHandler)
+    private static let handler = Locked<@Sendable (WatchpointHit) -> Void>(state: defaultHandler)
 
     /// What a watchpoint does without a debugger: writes the hit to standard error.
     public static let defaultHandler: @Sendable (WatchpointHit) -> Void = { hit in

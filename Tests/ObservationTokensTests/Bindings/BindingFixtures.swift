@@ -69,7 +69,7 @@ final class BindCounter: Sendable {
 
 /// A thread-safe list of what happened, in order.
 final class BindLog<Element: Sendable>: Sendable {
-    private let storage = Mutex<[Element]>([])
+    private let storage = RelLock<[Element]>([])
     var values: [Element] { storage.withLock { $0 } }
     func append(_ element: Element) { storage.withLock { $0.append(element) } }
 }

@@ -26,7 +26,7 @@ final class CollList: ObservableModel {
 
 /// Records what callbacks saw, from any thread.
 final class CollLog<Entry: Sendable>: Sendable {
-    private let storage = Mutex<[Entry]>([])
+    private let storage = RelLock<[Entry]>([])
 
     func append(_ entry: Entry) { storage.withLock { $0.append(entry) } }
 

@@ -35,7 +35,7 @@ final class DebugViewer {}
 
 /// Collects watchpoint hits.
 final class DebugHits: Sendable {
-    private let hits = Mutex<[WatchpointHit]>([])
+    private let hits = RelLock<[WatchpointHit]>([])
     func append(_ hit: WatchpointHit) { hits.withLock { $0.append(hit) } }
     var all: [WatchpointHit] { hits.withLock { $0 } }
 }

@@ -50,7 +50,7 @@ enum KeyPathsDoc {
         let homeAddress = KeyPathsDoc.Address()
         let workAddress = KeyPathsDoc.Address()
         let queue = CoalescingQueue(target: .manual)
-        let calls = Mutex(0)
+        let calls = RelLock(0)
         let token = cache.observe(KeyPathChain(\UserCache.currentUser).then(\.address).then(\.zipCode), queue: queue) { _, _ in
             calls.withLock { $0 += 1 }
         }

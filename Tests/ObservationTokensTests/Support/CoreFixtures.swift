@@ -125,7 +125,7 @@ final class CoreValues: ObservableModel, @unchecked Sendable {
 /// Pauses one chosen thread inside user code that the library calls, so a test can act on
 /// another thread at a known point of a delivery.
 final class CoreGate: Sendable {
-    private let armedThread = Mutex<UInt?>(nil)
+    private let armedThread = RelLock<UInt?>(nil)
     private let entered = DispatchSemaphore(value: 0)
     private let released = DispatchSemaphore(value: 0)
 
@@ -193,7 +193,7 @@ final class CoreGatedModel: ObservableModel, @unchecked Sendable {
 
 /// A thread-safe, append-only log for callbacks.
 final class CoreRecorder<Element: Sendable>: Sendable {
-    private let storage = Mutex<[Element]>([])
+    private let storage = RelLock<[Element]>([])
 
     init() {}
 
@@ -243,10 +243,10 @@ final class CoreOnce: Sendable {
 
 /// A thread-safe mutable slot, for tokens and objects that callbacks reach and replace.
 final class CoreBox<Value: Sendable>: Sendable {
-    fileprivate let storage: Mutex<Value>
+    fileprivate let storage: RelLock<Value>
 
     init(_ value: Value) {
-        storage = Mutex(value)
+        storage = RelLock(value)
     }
 
     var value: Value {

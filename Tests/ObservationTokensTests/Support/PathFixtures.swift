@@ -275,7 +275,7 @@ final class PathPerson: Sendable {
 
 /// Records what callbacks saw, in order. Callbacks may run on any thread, so it locks.
 final class PathRecorder<Element: Sendable>: Sendable {
-    private let storage = Mutex<[Element]>([])
+    private let storage = RelLock<[Element]>([])
 
     func record(_ element: Element) {
         storage.withLock { $0.append(element) }

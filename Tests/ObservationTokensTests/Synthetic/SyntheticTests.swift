@@ -5,7 +5,7 @@ import Testing
 
 /// Counts computations by name, per model instance.
 final class ComputeCounts: Sendable {
-    private let counts = Mutex<[String: Int]>([:])
+    private let counts = RelLock<[String: Int]>([:])
 
     func tick(_ name: String) { counts.withLock { $0[name, default: 0] += 1 } }
 
@@ -204,7 +204,7 @@ struct SyntheticObservedTests {
     @Test
     func anObservedRectRecomputesEagerlyOnceAtTheEndOfTheTickAndNotifiesOnlyOnChange() {
         let shape = SynthShape()
-        let seen = Mutex<[SynthRect]>([])
+        let seen = RelLock<[SynthRect]>([])
         let token = shape.observe(\.rect, queue: synthShapeQueue) { shape in
             let rect = shape.rect
             seen.withLock { $0.append(rect) }
@@ -242,7 +242,7 @@ struct SyntheticObservedTests {
     @Test
     func aTrackingClosureOverAComputedPropertySeesItsChanges() {
         let shape = SynthShape()
-        let seen = Mutex<[Double]>([])
+        let seen = RelLock<[Double]>([])
         let token = shape.observeValue({ shape in shape.rect.size.width }, queue: synthShapeQueue) { _, width in
             seen.withLock { $0.append(width) }
         }
@@ -355,7 +355,7 @@ struct SyntheticKindsTests {
     func settingAnObservedHybridNotifiesOnlyOnChange() {
         let queue = CoalescingQueue(target: .manual)
         let report = SynthReport()
-        let seen = Mutex<Int>(0)
+        let seen = RelLock<Int>(0)
         let token = report.observe(\.title, queue: queue) { _ in seen.withLock { $0 += 1 } }
         report.title = "HELLO"  // the value it had
         queue.drain()
