@@ -5,25 +5,31 @@ import Synchronization
 /// Internal classes that need a lock subclass it, so the lock and the state live in the
 /// same allocation as the object that owns them; others hold one.
 ///
-/// `@unchecked Sendable` is sound here and only here: `state` is private and is read or
-/// written solely inside `withLock`. Callers never run user code inside `withLock`.
+/// `@unchecked Sendable` is sound here and only here: `state` (internal only so that inlinable
+/// `withLock` can reach it) is read or written solely inside `withLock`. Callers never run user
+/// code inside `withLock`.
+///
+/// `@usableFromInline` (with inlinable `withLock`): inlinable code such as `values(of:)`'s stream
+/// takes the lock in the caller's module, specialized.
+@usableFromInline
 class Locked<State>: @unchecked Sendable {
-    private let mutex = Mutex<Void>(())
+    @usableFromInline let mutex = Mutex<Void>(())
     /// Makes the lock's ordering visible to the thread sanitizer. A contended `Mutex` hands
     /// the lock over inside the Swift runtime, which is not instrumented, so the sanitizer
     /// would see no synchronization. An acquire load after locking and a release store before
     /// unlocking of this word give it the same edges; both are plain moves on x86-64 and
     /// cheap elsewhere, and the word fits in the mutex's padding.
-    private let handOff = Atomic<UInt32>(0)
+    @usableFromInline let handOff = Atomic<UInt32>(0)
     // The mutex already makes every access exclusive; skip the runtime's dynamic check.
-    @exclusivity(unchecked) private var state: State
+    @usableFromInline @exclusivity(unchecked) var state: State
 
+    @usableFromInline
     init(state: State) {
         self.state = state
     }
 
     /// Runs `body` with exclusive access to the state. Keep `body` short and free of user code.
-    @inline(__always)
+    @inlinable @inline(__always)
     final func withLock<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {
         try mutex.withLock { _ in
             _ = handOff.load(ordering: .acquiring)
