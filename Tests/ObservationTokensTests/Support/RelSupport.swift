@@ -73,10 +73,16 @@ enum RelThreads {
             let status = pthread_create(
                 &thread, nil,
                 { raw in
-                    let start = Unmanaged<Start>.fromOpaque(raw!).takeRetainedValue()
-                    pthread_barrier_wait(start.barrier)
-                    start.body(start.index)
-                    start.group.leave()
+                    // The thread lets go of `body` (and whatever it captured) before it signals
+                    // the group, so a test may check a deinit right after `run` returns.
+                    let group: DispatchGroup
+                    do {
+                        let start = Unmanaged<Start>.fromOpaque(raw!).takeRetainedValue()
+                        group = start.group
+                        pthread_barrier_wait(start.barrier)
+                        start.body(start.index)
+                    }
+                    group.leave()
                     return nil
                 }, Unmanaged.passRetained(start).toOpaque())
             precondition(status == 0, "pthread_create failed: \(status)")
