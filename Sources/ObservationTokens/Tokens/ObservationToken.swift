@@ -105,6 +105,11 @@ public final class ObservationToken: Sendable, Hashable, CustomDebugStringConver
 
     /// Names the observed object, the observed key paths, where the token was created, and
     /// whether it is still active.
+    ///
+    /// Property names come from the observed object while it lives and are remembered when it
+    /// deinitializes. At the instant the object is deinitializing on another thread (its weak
+    /// references are already gone, its bookkeeping not yet done), a property may read
+    /// `<key path>`.
     public var debugDescription: String {
         let paths = subscription.pathDescription
         let state = isValid ? "active" : "ended"

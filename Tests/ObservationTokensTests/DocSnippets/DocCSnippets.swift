@@ -30,8 +30,10 @@ enum DocCLanding {
     @Test func landingExamples() {
         // Runs the first example; its callback needs the main queue to run (an app's), and when
         // that happens depends on the test runner, so only the manual-queue example is checked.
+        // (The first example's object lives until that delivery and may be deinitializing on the
+        // main thread right now: its token's description would be a race, see debugDescription.)
         let first = DocCLanding.firstExample()
-        #expect(String(describing: first).contains("zipCode"))
+        _ = first
         let address = DocCLanding.Address()
         let queue = CoalescingQueue(target: .manual)
         let token = address.observe(\.zipCode, queue: queue) { address in
@@ -40,5 +42,6 @@ enum DocCLanding {
         address.zipCode = "97210"
         queue.drain()   // prints "zip code is now 97210"
         #expect(token.isValid)
+        #expect(String(describing: token).contains("zipCode"))
     }
 }
