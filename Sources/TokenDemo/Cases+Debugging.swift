@@ -76,7 +76,8 @@ extension DemoCase {
         shows: """
             With `ObservationDebugging.isCensusEnabled` on, `census()` groups the live tokens of every \
             object observed since by type and creation site, oldest first. A group that grows each time \
-            a screen opens is a leak. Off by default: then nothing is recorded, and tokens cost the same.
+            a screen opens is a leak. On from the start in debug builds; off by default in optimized ones, \
+            where nothing is recorded until you switch it on. Tokens cost the same either way.
             """
     ) { timeline in
         ObservationDebugging.isCensusEnabled = true

@@ -2,9 +2,10 @@ import Synchronization
 
 /// The process-wide list behind the census: registries created while the census was on, held
 /// weakly, in creation order. Touched only when a registry is created (once per observed
-/// object, never per token) and only while the census is on.
+/// object, never per token) and only while the census is on: from the start in debug builds
+/// (which already count every token, see `LiveCounters`), on request in optimized builds.
 enum DebugCensusState {
-    static let isEnabled = Atomic<Bool>(false)
+    static let isEnabled = Atomic<Bool>(LiveCounters.isCounting)
 
     private final class WeakRegistry: @unchecked Sendable {  // written once, at creation
         weak var registry: Registry?

@@ -11,8 +11,9 @@ import Synchronization
 /// Debugging aids that work across objects: the live-token census, Graphviz export, and the
 /// handler that watchpoints call when no debugger is attached.
 ///
-/// The census sees the objects whose first observation came after it was switched on, so
-/// switch it on early (first thing in `main`, or in a test's setup):
+/// The census is on from the start in debug builds. In optimized builds it is off until you
+/// switch it on, and it sees the objects whose first observation came after that, so switch it
+/// on early (first thing in `main`, or in a test's setup):
 ///
 /// ```swift
 /// ObservationDebugging.isCensusEnabled = true
@@ -20,10 +21,11 @@ import Synchronization
 /// print(ObservationDebugging.censusReport())
 /// ```
 ///
-/// > Note: **Cost.** With the census off (the default) nothing here runs: tokens are created
-/// > and delivered exactly as without this type, and an object's first observation pays one
-/// > relaxed atomic load. With the census on, an object's first observation also appends a
-/// > weak reference to a process-wide list (a lock); tokens themselves never pay anything.
+/// > Note: **Cost.** With the census off (optimized builds, by default) nothing here runs:
+/// > tokens are created and delivered exactly as without this type, and an object's first
+/// > observation pays one relaxed atomic load. With the census on, an object's first
+/// > observation also appends a weak reference to a process-wide list (a lock); tokens
+/// > themselves never pay anything.
 ///
 /// > Note: **Threading.** Every member is safe from any thread. Reports read the objects'
 /// > registries under their locks and read property values only the way path walks do (under
@@ -32,7 +34,8 @@ public enum ObservationDebugging {
     // MARK: Census
 
     /// Whether objects observed from now on are listed for ``census()`` and ``dotGraph(of:)``.
-    /// Off by default. Switching it off forgets the listed objects.
+    /// On from the start in debug builds, off by default in optimized builds. Switching it off
+    /// forgets the listed objects.
     public static var isCensusEnabled: Bool {
         get { DebugCensusState.isEnabled.load(ordering: .relaxed) }
         set {
@@ -214,16 +217,18 @@ public enum ObservationDebugging {
     /// Whether a debugger is attached to the process: `TracerPid` in `/proc/self/status` on
     /// Linux, `P_TRACED` on Darwin; false elsewhere.
     public static var isDebuggerAttached: Bool {
+        switch debuggerOverride.load(ordering: .relaxed) {
+        case 1: return true
+        case 2: return false
+        default: break
+        }
         #if os(Linux) && (canImport(Glibc) || canImport(Musl))
             guard let file = fopen("/proc/self/status", "r") else { return false }
             defer { fclose(file) }
             var buffer = [CChar](repeating: 0, count: 256)
             while fgets(&buffer, Int32(buffer.count), file) != nil {
                 let line = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-                if line.hasPrefix("TracerPid:") {
-                    let pid = line.dropFirst("TracerPid:".count).trimmingWhitespace
-                    return pid != "0" && !pid.isEmpty
-                }
+                if let traced = isTraced(statusLine: line) { return traced }
             }
             return false
         #elseif canImport(Darwin)
@@ -235,6 +240,16 @@ public enum ObservationDebugging {
         #else
             return false
         #endif
+    }
+
+    /// For tests: 0 asks the system, 1 says a debugger is attached, 2 says none is.
+    static let debuggerOverride = Atomic<UInt8>(0)
+
+    /// Whether a `/proc/self/status` line says the process is traced: `nil` for other lines.
+    static func isTraced(statusLine line: String) -> Bool? {
+        guard line.hasPrefix("TracerPid:") else { return nil }
+        let pid = Substring(line).dropFirst("TracerPid:".count).trimmingWhitespace
+        return pid != "0" && !pid.isEmpty
     }
 
     /// Called by watchpoints: stops in the debugger, or calls the handler.
