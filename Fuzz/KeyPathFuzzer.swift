@@ -95,7 +95,7 @@ private func checkConsistent(_ error: KeyPathError, _ path: String) {
             fuzzFailure("\(error) names an index that is not at position \(position)", path)
         }
         guard index < 0 || index >= count else { fuzzFailure("\(error) for an index in range", path) }
-    case .noObservedProperty, .emptyPathList:
-        fuzzFailure("a string path threw \(error)", path)
+    case .noObservedProperty, .emptyPathList, .wrongValueType:
+        fuzzFailure("a string path observation threw \(error)", path)
     }
 }

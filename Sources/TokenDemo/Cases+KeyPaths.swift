@@ -249,6 +249,7 @@ private func caseName(of error: KeyPathError) -> String {
     case .noObservedProperty: "noObservedProperty"
     case .emptyPathList: "emptyPathList"
     case .indexOutOfRange: "indexOutOfRange"
+    case .wrongValueType: "wrongValueType"
     }
 }
 

@@ -363,7 +363,7 @@ public struct ValuePipeline<Output> {
     ///   - sentinelOn: The destination, if it is a model: its deinit ends the token.
     ///   - destinationPath: Watched so that a new object at its end is brought up to date.
     ///   - apply: Applies a value; false when the destination is gone, which ends the token.
-    private func start(
+    func start(
         options: ObservationOptions,
         queue: CoalescingQueue,
         site: CreationSite,

@@ -392,7 +392,14 @@ class Subscription: @unchecked Sendable {  // see the rules above
         return rootRegistry.unretainedOwner._withUnsafeGuaranteedRef { root in
             if wantsEndpoints {
                 // Comparing endpoints runs user `==`; an invalidate() during it must still win.
-                guard endpointChanged(root: root), isActive else { return .skipped }
+                guard let endpoint = changedEndpoint(root: root), isActive else { return .skipped }
+                // The callback gets the endpoint just compared, not a fresh read: a set racing
+                // this delivery could otherwise show it a value that the next delivery, finding
+                // the endpoint back where it was compared, would not correct.
+                if !wantsOldValue {
+                    self.invoke(observer: observer, root: root, endpoint: endpoint)
+                    return .delivered
+                }
             }
             invoke(observer, root)
             return .delivered
@@ -413,7 +420,11 @@ class Subscription: @unchecked Sendable {  // see the rules above
             return false
         }
         if isChange, wantsEndpoints {
-            guard endpointChanged(root: root), isActive else { return false }
+            guard let endpoint = changedEndpoint(root: root), isActive else { return false }
+            if !wantsOldValue {
+                invoke(observer: observer, root: root, endpoint: endpoint)
+                return true
+            }
         }
         invoke(observer: observer, root: root, oldValue: oldValue)
         return true
@@ -429,6 +440,13 @@ class Subscription: @unchecked Sendable {  // see the rules above
         invoke(observer: observer, root: root)
     }
 
+    /// Calls the callback of a `.endpointChanges` delivery with the endpoint it compared (the
+    /// first path's). Type-erased subscriptions pass it on, so that a chain delivering its
+    /// endpoint's value delivers this one.
+    func invoke(observer: AnyObject?, root: ObservableModel, endpoint: ObservedPath.Endpoint) {
+        invoke(observer: observer, root: root)
+    }
+
     /// Releases the callback: called once, by whoever sees the subscription ended with no
     /// delivery running, with no lock held.
     func releaseCallback() {}
@@ -439,18 +457,22 @@ class Subscription: @unchecked Sendable {  // see the rules above
         queue.enqueue(self, retaining: root)
     }
 
-    /// With `.endpointChanges`, whether any path's endpoint differs from the last one seen.
-    /// Paths through a `*` have no single endpoint and always count as changed.
-    private func endpointChanged(root: ObservableModel) -> Bool {
-        guard wantsEndpoints, let extras else { return true }
+    /// With `.endpointChanges`, the first path's endpoint if any path's endpoint differs from
+    /// the last one seen, else nil. Paths through a `*` have no single endpoint and always count
+    /// as changed.
+    private func changedEndpoint(root: ObservableModel) -> ObservedPath.Endpoint? {
+        guard let extras else { return .unreachable }
         let paths = extras.paths
-        let now = paths.map { StoredEndpoint($0.endpoint(from: root)) }
+        let endpoints = paths.map { $0.endpoint(from: root) }
+        let now = endpoints.map(StoredEndpoint.init)
         let previous = extras.withLock { state in
             defer { state.lastEndpoints = now }
             return state.lastEndpoints
         }
-        guard previous.count == now.count else { return true }
-        return zip(previous, now).contains { !$0.isSame(as: $1) } || paths.contains(where: \.hasWildcard)
+        let changed =
+            previous.count != now.count || zip(previous, now).contains { !$0.isSame(as: $1) }
+            || paths.contains(where: \.hasWildcard)
+        return changed ? endpoints.first ?? .unreachable : nil
     }
 
     // MARK: Introspection

@@ -93,6 +93,12 @@ final class ErasedSubscription: Subscription, @unchecked Sendable {  // see Subs
         callback?(observer, root, oldValue)
     }
 
+    /// A `.endpointChanges` delivery: the third argument is the endpoint it compared, as an
+    /// ``EndpointDelivery`` (these subscriptions never take old values and endpoints both).
+    override func invoke(observer: AnyObject?, root: ObservableModel, endpoint: ObservedPath.Endpoint) {
+        callback?(observer, root, EndpointDelivery(endpoint: endpoint))
+    }
+
     override func releaseCallback() {
         callback = nil
     }
@@ -102,3 +108,17 @@ final class ErasedSubscription: Subscription, @unchecked Sendable {  // see Subs
 /// value for change tokens (nil when unknown).
 @usableFromInline
 typealias _GeneralCallback = @Sendable (_ observer: AnyObject?, _ root: ObservableModel, _ oldValue: Any?) -> Void
+
+/// What a `.endpointChanges` delivery passes to a type-erased callback in place of an old
+/// value: the endpoint it compared, so the callback can deliver that very value.
+struct EndpointDelivery {
+    let endpoint: ObservedPath.Endpoint
+
+    /// The endpoint as a `Value`: nil if it was unreachable and `Value` can't say so.
+    func value<Value>(as _: Value.Type) -> Value? {
+        switch endpoint {
+        case .value(let value): value as? Value
+        case .unreachable: (Any?.none as Any) as? Value
+        }
+    }
+}

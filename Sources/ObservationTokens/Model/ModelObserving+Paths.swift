@@ -37,10 +37,15 @@ extension ModelObserving where Self: ObservableModel {
         let token = makeToken(
             paths: [chain.path], observer: nil, options: isValid ? options : [], queue: queue,
             site: CreationSite(fileID: fileID, line: line),
-            callback: { _, root, _ in
+            callback: { _, root, delivered in
                 let model = unsafeDowncast(root, to: Self.self)
-                // Each segment reads under its object's store bit (see `KeyPathChain.segment`).
-                callback(model, chain.evaluate(model))
+                // With `.endpointChanges`, the endpoint the delivery compared; otherwise read
+                // now, each segment under its object's store bit (see `KeyPathChain.segment`).
+                if let delivered = delivered as? EndpointDelivery, let value = delivered.value(as: Value.self) {
+                    callback(model, value)
+                } else {
+                    callback(model, chain.evaluate(model))
+                }
             })
         if !isValid { token.invalidate() }
         return token

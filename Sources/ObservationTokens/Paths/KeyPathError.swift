@@ -30,6 +30,9 @@ public enum KeyPathError: Error, Hashable, Sendable, CustomStringConvertible {
     case emptyPathList
     /// An object-following array component (`items.4`) names an index the array doesn't have.
     case indexOutOfRange(Int, count: Int, path: String, position: Int)
+    /// A path written to (a binding's destination) ends at a property whose type is not the
+    /// type of the values written: `valueType` is the property's, `writtenType` the values'.
+    case wrongValueType(String, valueType: String, writtenType: String, path: String, position: Int)
 
     /// The error in one sentence: what was wrong, the component and the type it was looked up on.
     public var description: String {
@@ -50,6 +53,8 @@ public enum KeyPathError: Error, Hashable, Sendable, CustomStringConvertible {
             "empty list of paths: a token on it would observe nothing"
         case .indexOutOfRange(let index, let count, let path, let position):
             "index \(index) is beyond the end of an array of \(count) (component \(position) of \(Self.quoted(path))); use '#\(index)' to follow the index"
+        case .wrongValueType(let name, let valueType, let writtenType, let path, let position):
+            "'\(Self.short(name))' holds \(valueType), but the values written to it are \(writtenType) (component \(position) of \(Self.quoted(path))); add a map to \(valueType) before binding"
         }
     }
 

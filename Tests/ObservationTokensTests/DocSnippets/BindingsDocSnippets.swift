@@ -48,6 +48,18 @@ import Testing
         withExtendedLifetime((name, badge, sync, card, log, full)) {}
     }
 
+    @Test func stringPathDestination() throws {
+        let clown = BindPerson(name: "Bozo")
+        let person = BindPerson()
+        person.friend = BindPerson()
+
+        // friend.name ← clown.name, whoever the friend is
+        let token = try clown.pipeline(of: \.name).bind(to: person, path: "friend.name")
+
+        #expect(person.friend?.name == "Bozo")  // the initial push; later ones on the main queue
+        withExtendedLifetime(token) {}
+    }
+
     @Test func nowPushesThroughThisTokenOnly() {
         let queue = CoalescingQueue(target: .manual)
         let person = BindPerson(name: "Ada")

@@ -310,8 +310,8 @@ private let node = "RelHostileNode"
             .unsupportedComponent(let name, let errorPath, let position):
             #expect(errorPath == path)
             #expect(components.indices.contains(position - 1) && components[position - 1] == name)
-        case .noObservedProperty, .emptyPathList:
-            Issue.record("a string path never throws \(error)")
+        case .noObservedProperty, .emptyPathList, .wrongValueType:
+            Issue.record("a string path observation never throws \(error)")
         case .indexOutOfRange(let index, _, let errorPath, let position):
             #expect(errorPath == path)
             #expect(components.indices.contains(position - 1) && components[position - 1] == String(index))
