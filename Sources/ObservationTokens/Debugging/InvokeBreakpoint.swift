@@ -57,9 +57,10 @@ extension ObservationToken {
     /// attached (see ``ObservationDebugging``).
     ///
     /// The breakpoint is a token of its own, watching what this token watches on the same queue
-    /// with the same options: it stops in the same drain, right after this token's callback
-    /// (queued deliveries run in the order they were queued), and stops too once this token
-    /// has ended. This token itself is not changed, so tokens without breakpoints pay nothing.
+    /// with the same options: it stops in the same drain as this token's callback, next to it —
+    /// right after it for a single-property token; for a path token right after it as a rule,
+    /// right before it when the breakpoint reuses the place of a path observation that ended
+    /// earlier — and stops too once this token has ended. This token itself is not changed, so tokens without breakpoints pay nothing.
     ///
     /// ```swift
     /// let token = address.observe(\.zipCode) { address in render(address) }

@@ -302,6 +302,29 @@ private func address(_ object: AnyObject) -> String {
         #expect(!breakpoint.isValid)
     }
 
+    @Test func breakOnInvokeInAReusedPlaceStopsRightBefore() {
+        let events = CoreRecorder<String>()
+        ObservationDebugging.setWatchpointHandler { hit in events.append(hit.isInvoke ? "break" : "change") }
+        defer { ObservationDebugging.setWatchpointHandler(ObservationDebugging.defaultHandler) }
+
+        // Given a path token, and a path observation of the same property that ended before
+        // the token's breakpoint was set (single-property tokens are queued before paths)
+        let queue = CoalescingQueue(target: .manual)
+        let home = DebugAddress()
+        let earlier = home.observe(KeyPathChain(\DebugAddress.zip), queue: queue) { _, _ in }
+        let token = home.observe(KeyPathChain(\DebugAddress.zip), queue: queue) { _, _ in events.append("callback") }
+        earlier.invalidate()
+        let breakpoint = token.breakOnInvoke()
+
+        // When the property changes and the queue drains
+        home.zip = "1"
+        _ = queue.drain()
+
+        // Then it stopped once, in the same drain, right before the callback
+        #expect(events.entries == ["break", "callback"])
+        withExtendedLifetime((token, breakpoint)) {}
+    }
+
     @Test func breakOnInvokeFollowsPathTokensAndObservers() {
         let events = CoreRecorder<String>()
         ObservationDebugging.setWatchpointHandler { hit in events.append("break") }
