@@ -395,6 +395,9 @@ extension ModelObserving where Self: ObservableModel {
     ///   - fileID: Where the observation is created, for its description.
     ///   - line: Where the observation is created, for its description.
     ///   - callback: Runs on the main actor with the observer and the observed object.
+    /// - Returns: A handle to fire, schedule or stop the observation; dropping it changes
+    ///   nothing.
+    @discardableResult
     public func tell<Observer: AnyObject>(
         _ observer: Observer,
         whenAnyOf keyPaths: [PartialKeyPath<Self>],
@@ -404,7 +407,7 @@ extension ModelObserving where Self: ObservableModel {
         fileID: StaticString = #fileID,
         line: UInt = #line,
         _ callback: @escaping @MainActor @Sendable (Observer, Self) -> Void
-    ) {
+    ) -> TellObservation {
         tell(
             observer, whenAnyOf: keyPaths, options: options, queue: queue, fileID: fileID, line: line,
             MainActorGate().wrap(callback))
@@ -422,6 +425,9 @@ extension ModelObserving where Self: ObservableModel {
     ///   - fileID: Where the observation is created, for its description.
     ///   - line: Where the observation is created, for its description.
     ///   - callback: Runs on the main actor with the observer and the observed object.
+    /// - Returns: A handle to fire, schedule or stop the observation; dropping it changes
+    ///   nothing.
+    @discardableResult
     public func tell<Observer: AnyObject>(
         _ observer: Observer,
         when keyPath: PartialKeyPath<Self>,
@@ -431,7 +437,7 @@ extension ModelObserving where Self: ObservableModel {
         fileID: StaticString = #fileID,
         line: UInt = #line,
         _ callback: @escaping @MainActor @Sendable (Observer, Self) -> Void
-    ) {
+    ) -> TellObservation {
         tell(
             observer, whenAnyOf: [keyPath], options: options, queue: queue, isolation: isolation, fileID: fileID,
             line: line, callback)

@@ -32,6 +32,24 @@ struct ObservedPath: Sendable {
         typedIdentity = nil
     }
 
+    /// Whether `other` names the same properties in the same order: typed steps by key path,
+    /// named steps by name, and a typed step against a named one by the names the paths
+    /// describe from `root`.
+    func isSame(as other: ObservedPath, from root: ObservableModel) -> Bool {
+        guard steps.count == other.steps.count else { return false }
+        var mixed = false
+        for (mine, theirs) in zip(steps, other.steps) {
+            switch (mine, theirs) {
+            case (.key(let a), .key(let b)): if a.keyPath != b.keyPath { return false }
+            case (.name(let a), .name(let b)): if a != b { return false }
+            case (.wildcard, .wildcard): continue
+            case (.key, .name), (.name, .key): mixed = true
+            default: return false
+            }
+        }
+        return !mixed || describe(from: root) == other.describe(from: root)
+    }
+
     var hasWildcard: Bool {
         steps.contains { if case .wildcard = $0 { true } else { false } }
     }
