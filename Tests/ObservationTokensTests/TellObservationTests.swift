@@ -114,4 +114,30 @@ struct TellObservationTests {
             try user.tell(CoreObserver(), whenPath: "address.nope") { _, _ in }
         }
     }
+
+    @Test func theDeinitNoticeNamesWhatWasObserved() throws {
+        let queue = CoalescingQueue(target: .manual)
+        let listener = CoreDeinitListener()
+        var tokens: [ObservationToken] = []
+        do {
+            let person = CorePerson()
+            person.tell(listener, whenAnyOf: [\.firstName, \.lastName], queue: queue) { _, _ in }
+            // Typed chains are named from the objects they reach (the part past a nil is named
+            // only if its key paths were resolved on other objects of those classes).
+            let cache = PathUserCache(currentUser: PathUser(address: PathAddress()))
+            tokens.append(
+                cache.observe(KeyPathChain(\PathUserCache.currentUser).then(\.address).then(\.zipCode), observer: listener, queue: queue) { _, _ in })
+            tokens.append(try cache.observe(path: "currentUser.name", observer: listener, queue: queue) { _, _ in })
+            tokens.append(person.observe(\.firstName, observer: listener, queue: queue) { _, _ in })
+        }
+        queue.drain()
+        let named = listener.notices.entries.map { "\($0.typeName): \($0.observedPaths.joined(separator: " + "))" }
+        #expect(
+            Set(named) == [
+                "CorePerson: firstName + lastName", "CorePerson: firstName",
+                "PathUserCache: currentUser.address.zipCode", "PathUserCache: currentUser.name",
+            ])
+        #expect(listener.notices.entries.allSatisfy { $0.description.contains("ending the observation of") })
+        withExtendedLifetime(tokens) {}
+    }
 }

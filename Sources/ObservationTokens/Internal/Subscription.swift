@@ -242,7 +242,11 @@ class Subscription: @unchecked Sendable {  // see the rules above
 
     private func noticeRootDeinit() {
         guard let observer = loadObserver() as? ObservedObjectDeinitObserver else { return }
-        let notice = ObservedObjectDeinitNotice(objectID: rootID, typeName: rootTypeName, site: site)
+        // Called from the root's deinit after its registry remembered the names (properties)
+        // and this subscription its description (paths).
+        let observed = pathDescription.split(separator: ", ").map(String.init)
+        let notice = ObservedObjectDeinitNotice(
+            objectID: rootID, typeName: rootTypeName, observedPaths: observed, site: site)
         let box = WeakObserverBox(observer)
         // Queued even for `.immediate` tokens: the root's deinit may run inside a property write
         // (the write released it), where no user code may run.

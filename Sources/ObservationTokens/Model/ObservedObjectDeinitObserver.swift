@@ -24,11 +24,18 @@ public struct ObservedObjectDeinitNotice: Sendable, CustomStringConvertible {
     public let objectID: ObjectIdentifier
     /// The object's dynamic type name.
     public let typeName: String
+    /// What the ended observation watched on the object: property names and dotted paths
+    /// (`["zipCode"]`, `["currentUser.address.zipCode"]`), as the token's description names
+    /// them (EBNObservable's `endingObservation`).
+    public let observedPaths: [String]
     let site: CreationSite
 
     /// Where the ended token was created (`file:line`).
     public var tokenCreationSite: String { site.description }
 
-    /// The notice in one line: the object's type and where the token was created.
-    public var description: String { "\(typeName) deinitialized; token created at \(site)" }
+    /// The notice in one line: the object's type, what was observed, and where the token was
+    /// created.
+    public var description: String {
+        "\(typeName) deinitialized, ending the observation of \(observedPaths.joined(separator: ", ")); token created at \(site)"
+    }
 }

@@ -77,7 +77,15 @@ struct ObservedPath: Sendable {
                     names.append(name)
                     object = isLast ? nil : step.readForWalk(on: current).flatMap { PathStep.model(in: $0.value) }
                 } else {
-                    names.append("<key path>")
+                    // Nothing there to look the name up on: the class's table knows it if the
+                    // key path was resolved on another object of the class.
+                    if case .key(let key) = step, let root = type(of: key.keyPath).rootType as? ObservableModel.Type,
+                        let entry = PropertyTable.of(root).entry(forKeyPath: key.keyPath)
+                    {
+                        names.append(entry.name)
+                    } else {
+                        names.append("<key path>")
+                    }
                     object = nil
                 }
             }
