@@ -41,6 +41,30 @@ struct ChangeValueTests {
     }
 
     @Test
+    func propertyDidChangeFromAnOldValueReportsItAndIgnoresNonChanges() {
+        let queue = CoalescingQueue(target: .manual)
+        let account = PathAccount()
+        let seen = PathRecorder<PropertyChange<Int>>()
+        let token = account.observeChanges(\.balance, queue: queue) { _, change in seen.record(change) }
+
+        // A change behind the setter, told with its old value: a real old
+        account.depositBehindTheSetter(5)
+        #expect(queue.drain() == 1)
+        #expect(seen.values == [PropertyChange(old: 0, new: 5)])
+
+        // Two in one tick: the old value of the tick's first change
+        account.depositBehindTheSetter(1)
+        account.depositBehindTheSetter(1)
+        #expect(queue.drain() == 1)
+        #expect(seen.values.last == PropertyChange(old: 5, new: 7))
+
+        // An "old" value equal to the current one is no change, as for the setter
+        account.propertyDidChange(\.balance, from: 7)
+        #expect(queue.drain() == 0)
+        withExtendedLifetime(token) {}
+    }
+
+    @Test
     func newIsTheValueAtDeliveryEvenIfItChangedAfterTheLastSet() {
         // Given a token on the nickname that sets the balance, and a change token on the balance
         let queue = CoalescingQueue(target: .manual)

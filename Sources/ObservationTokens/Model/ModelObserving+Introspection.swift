@@ -62,4 +62,30 @@ extension ModelObserving where Self: ObservableModel {
         else { return }
         _propertyDidChange(serial: serial) { current }
     }
+
+    /// Notifies the observers of `keyPath` as if it had been set from `oldValue`: the manual
+    /// trigger, for storage changed without the setter, with the value it had before, so change
+    /// tokens report a real `old`.
+    ///
+    /// ```swift
+    /// let old = _zipCode.storedValue
+    /// _zipCode.storedValue = "97210"
+    /// propertyDidChange(\.zipCode, from: old)   // change tokens get old → "97210"
+    /// ```
+    ///
+    /// Like the setter, it tells no one when `oldValue` is the same as the current value (`==`,
+    /// or `===` for class references), and a change token pending in this tick keeps the old value
+    /// of the tick's first change.
+    ///
+    /// - Parameters:
+    ///   - keyPath: An `@Observed` property of the receiver.
+    ///   - oldValue: The value the property had before the storage changed.
+    public func propertyDidChange<Value>(_ keyPath: KeyPath<Self, Value>, from oldValue: Value) {
+        guard hasEdges,
+            let (serial, current) = PathStep.key(TypedKey(partial: keyPath)).resolve(on: self),
+            let current = current as? Value
+        else { return }
+        if _valuesAreIdentical(oldValue, current) { return }
+        _propertyDidChange(serial: serial) { oldValue }
+    }
 }

@@ -260,6 +260,13 @@ final class PathAccount: ObservableModel {
     @Observed var nickname: String?
     @Observed var owner = PathPerson(name: "first")
     @Observed var coOwner: PathPerson?
+
+    /// Changes the balance behind the setter's back, then tells the observers with the old value.
+    func depositBehindTheSetter(_ amount: Int) {
+        let old = _balance.storedValue
+        _balance.storedValue = old + amount
+        propertyDidChange(\.balance, from: old)
+    }
 }
 
 /// A plain class value (not a model), compared by identity.
