@@ -423,14 +423,21 @@ class Subscription: @unchecked Sendable {  // see the rules above
             end()
             return false
         }
-        if isChange, wantsEndpoints {
-            guard let endpoint = changedEndpoint(root: root), isActive else { return false }
-            if !wantsOldValue {
-                invoke(observer: observer, root: root, endpoint: endpoint)
-                return true
-            }
-        }
+        if isChange, wantsEndpoints { return deliverEndpointChange(observer: observer, root: root, oldValue: oldValue) }
         invoke(observer: observer, root: root, oldValue: oldValue)
+        return true
+    }
+
+    /// The `.endpointChanges` part of `deliverNow`, out of line: an `.immediate` cascade runs
+    /// `deliverNow` once per level, so its frame is kept small (`CascadeDepthTests`).
+    @inline(never)
+    private func deliverEndpointChange(observer: AnyObject?, root: ObservableModel, oldValue: Any?) -> Bool {
+        guard let endpoint = changedEndpoint(root: root), isActive else { return false }
+        if wantsOldValue {
+            invoke(observer: observer, root: root, oldValue: oldValue)
+        } else {
+            invoke(observer: observer, root: root, endpoint: endpoint)
+        }
         return true
     }
 
