@@ -28,6 +28,19 @@ enum KeyPathsDoc {
         #expect(token.isValid)
     }
 
+    @Test func chainEndpoint() {
+        let cache = UserCache()
+        let zipCode = KeyPathChain(\UserCache.currentUser).then(\.address).then(\.zipCode)
+
+        let token = cache.observe(endpointOf: zipCode) { cache, endpoint in
+            switch endpoint {
+            case .unreachable: print("no user or no address")
+            case .value(let zipCode): print(zipCode ?? "a nil zip code")
+            }
+        }
+        #expect(token.isValid)
+    }
+
     @Test func severalChains() throws {
         let cache = UserCache()
         let token = cache.observe([
