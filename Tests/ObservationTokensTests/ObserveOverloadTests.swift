@@ -63,6 +63,9 @@ final class OvlCalls: Sendable {
         tokens.append(node.observeValue({ $0.a }, queue: queue) { _, _ in calls.hit("value") })
         tokens.append(node.observeChanges(of: { $0.a }, queue: queue) { _, _ in calls.hit("value changes") })
         tokens.append(try node.observe(checking: \.a, queue: queue) { _ in calls.hit("checking") })
+        tokens.append(node.observe(whichOf: [\.a, \.b], queue: queue) { _, _ in calls.hit("whichOf") })
+        tokens.append(node.observeAll(queue: queue) { _ in calls.hit("all") })
+        tokens.append(node.observe(endpointOf: chain, queue: queue) { _, _ in calls.hit("endpointOf") })
         // A tracking closure is its own callback: it runs at creation, and a second time because
         // that first run read properties it had no edge on yet (docs/Tracking.md, "Runs twice").
         #expect(calls.all == ["tracking": 2, "tracking+observer": 2])
@@ -74,7 +77,7 @@ final class OvlCalls: Sendable {
         let expected = [
             "property", "property+observer", "properties", "properties+observer", "variadic", "changes", "chain",
             "chain+observer", "chains", "path", "path+observer", "paths", "tracking", "tracking+observer", "value",
-            "value changes", "checking",
+            "value changes", "checking", "whichOf", "all", "endpointOf",
         ]
         let creationRuns = ["tracking": 2, "tracking+observer": 2]
         #expect(calls.all == Dictionary(uniqueKeysWithValues: expected.map { ($0, 1 + creationRuns[$0, default: 0]) }))
@@ -135,21 +138,31 @@ final class OvlCalls: Sendable {
         withExtendedLifetime((tokens, observer)) {}
     }
 
-    @Test func tellFiresOnceAndStopTellingEndsIt() {
+    @Test func tellFiresOnceAndStopTellingEndsIt() throws {
         let node = OvlNode()
         let observer = OvlObserver()
         let queue = CoalescingQueue(target: .manual)
         let calls = OvlCalls()
         node.tell(observer, when: \OvlNode.a, queue: queue) { _, _ in calls.hit("tell") }
         node.tell(observer, whenAnyOf: [\.a, \.b], queue: queue) { _, _ in calls.hit("tell any") }
+        node.child = OvlNode()
+        node.tell(observer, when: KeyPathChain(\OvlNode.child).then(\.a), queue: queue) { _, _ in calls.hit("tell chain") }
+        try node.tell(observer, whenPath: "child.b", queue: queue) { _, _ in calls.hit("tell path") }
+        queue.drain()
         node.a = 1
         node.b = "x"
+        node.child?.a = 1
+        node.child?.b = "y"
         queue.drain()
-        #expect(calls.all == ["tell": 1, "tell any": 1])
+        #expect(calls.all == ["tell": 1, "tell any": 1, "tell chain": 1, "tell path": 1])
         node.stopTelling(observer, about: [\.a, \.b])
+        node.stopTelling(observer, about: KeyPathChain(\OvlNode.child).then(\.a))
+        node.stopTelling(observer, aboutPath: "child.b")
         node.a = 2
+        node.child?.a = 2
+        node.child?.b = "z"
         queue.drain()
-        #expect(calls.all == ["tell": 1, "tell any": 1])
+        #expect(calls.all == ["tell": 1, "tell any": 1, "tell chain": 1, "tell path": 1])
         withExtendedLifetime(observer) {}
     }
 }
