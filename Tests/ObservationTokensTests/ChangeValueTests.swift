@@ -65,6 +65,44 @@ struct ChangeValueTests {
     }
 
     @Test
+    func theObserverVariantPassesTheObserverAndEndsWithIt() {
+        let queue = CoalescingQueue(target: .manual)
+        let account = PathAccount()
+        var observer: CoreObserver? = CoreObserver()
+        weak let weakObserver = observer
+        let token = account.observeChanges(\.balance, observer: observer!, queue: queue) { observer, _, change in
+            observer.calls.append("\(change.old) → \(change.new)")
+        }
+        account.balance = 1
+        account.balance = 2
+        #expect(queue.drain() == 1)
+        #expect(observer?.calls.entries == ["0 → 2"])
+        observer = nil
+        #expect(weakObserver == nil)  // held weakly
+        account.balance = 3
+        #expect(queue.drain() == 0)
+        #expect(!token.isValid)  // ended at the delivery that found it gone
+    }
+
+    @Test
+    func aChainsChangeTokenReportsTheEndpointBeforeTheTicksFirstChange() {
+        let queue = CoalescingQueue(target: .manual)
+        let cache = PathUserCache(currentUser: PathUser(name: "Ada"))
+        let seen = PathRecorder<PropertyChange<String?>>()
+        let token = cache.observeChanges(KeyPathChain(\PathUserCache.currentUser).then(\.name), queue: queue) { _, change in
+            seen.record(change)
+        }
+        // A new user and a rename in one tick: from the value at creation to the last
+        cache.currentUser = PathUser(name: "Grace")
+        cache.currentUser?.name = "Grace Hopper"
+        #expect(queue.drain() == 1)
+        cache.currentUser = nil
+        #expect(queue.drain() == 1)
+        #expect(seen.values == [PropertyChange(old: "Ada", new: "Grace Hopper"), PropertyChange(old: "Grace Hopper", new: nil)])
+        withExtendedLifetime(token) {}
+    }
+
+    @Test
     func newIsTheValueAtDeliveryEvenIfItChangedAfterTheLastSet() {
         // Given a token on the nickname that sets the balance, and a change token on the balance
         let queue = CoalescingQueue(target: .manual)

@@ -66,6 +66,8 @@ final class OvlCalls: Sendable {
         tokens.append(node.observe(whichOf: [\.a, \.b], queue: queue) { _, _ in calls.hit("whichOf") })
         tokens.append(node.observeAll(queue: queue) { _ in calls.hit("all") })
         tokens.append(node.observe(endpointOf: chain, queue: queue) { _, _ in calls.hit("endpointOf") })
+        tokens.append(node.observeChanges(\.a, observer: observer, queue: queue) { _, _, _ in calls.hit("changes+observer") })
+        tokens.append(node.observeChanges(chain, queue: queue) { _, _ in calls.hit("chain changes") })
         // A tracking closure is its own callback: it runs at creation, and a second time because
         // that first run read properties it had no edge on yet (docs/Tracking.md, "Runs twice").
         #expect(calls.all == ["tracking": 2, "tracking+observer": 2])
@@ -77,7 +79,7 @@ final class OvlCalls: Sendable {
         let expected = [
             "property", "property+observer", "properties", "properties+observer", "variadic", "changes", "chain",
             "chain+observer", "chains", "path", "path+observer", "paths", "tracking", "tracking+observer", "value",
-            "value changes", "checking", "whichOf", "all", "endpointOf",
+            "value changes", "checking", "whichOf", "all", "endpointOf", "changes+observer", "chain changes",
         ]
         let creationRuns = ["tracking": 2, "tracking+observer": 2]
         #expect(calls.all == Dictionary(uniqueKeysWithValues: expected.map { ($0, 1 + creationRuns[$0, default: 0]) }))

@@ -295,13 +295,13 @@ extension ObservableModel {
     /// Starts a single-key-path change token (`observeChanges`), with a type-erased callback.
     @usableFromInline
     final func _observeChange(
-        _ key: TypedKey, options: ObservationOptions, queue: CoalescingQueue, site: CreationSite,
-        callback: @escaping _GeneralCallback, orTrack track: () -> ObservationToken
+        _ key: TypedKey, observer: AnyObject? = nil, options: ObservationOptions, queue: CoalescingQueue,
+        site: CreationSite, callback: @escaping _GeneralCallback, orTrack track: () -> ObservationToken
     ) -> ObservationToken {
         _observe(
             key,
             subscription: ErasedSubscription(
-                root: self, observer: nil, target: .key(key, options: options), options: options, queue: queue,
+                root: self, observer: observer, target: .key(key, options: options), options: options, queue: queue,
                 wantsOldValue: true, site: site, callback: callback),
             orTrack: track)
     }

@@ -1,0 +1,103 @@
+extension ModelObserving where Self: ObservableModel {
+    /// Observes one property on behalf of `observer`, held weakly, and reports its old and new
+    /// value: ``observeChanges(_:options:queue:fileID:line:_:)`` with an observer.
+    ///
+    /// ```swift
+    /// account.observeChanges(\.balance, observer: self) { screen, account, change in
+    ///     screen.animate(from: change.old, to: change.new)
+    /// }
+    /// .store(in: &tokens)
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - keyPath: An `@Observed` property of the receiver, or any key path that reads some
+    ///     (then a tracked token, whose `change.old` is the value last delivered).
+    ///   - observer: The object the callback works on; held weakly. Once it is gone, the token
+    ///     ends at its next delivery.
+    ///   - options: `.initial`, `.immediate`; see ``ObservationOptions``.
+    ///   - queue: Where callbacks are delivered; the main queue by default.
+    ///   - fileID: The file that creates the token (the default), named by debug-build misuse traps.
+    ///   - line: The line that creates the token (the default), named by debug-build misuse traps.
+    ///   - callback: Receives the observer, the observed object and the change.
+    /// - Returns: The token that keeps the observation alive.
+    @inlinable @inline(__always)
+    public func observeChanges<Observer: AnyObject, Value>(
+        _ keyPath: KeyPath<Self, Value>,
+        observer: Observer,
+        options: ObservationOptions = [],
+        queue: CoalescingQueue = .main,
+        fileID: StaticString = #fileID,
+        line: UInt = #line,
+        _ callback: @escaping @Sendable (Observer, Self, PropertyChange<Value>) -> Void
+    ) -> ObservationToken {
+        let key = TypedKey(keyPath)
+        let site = CreationSite(fileID: fileID, line: line)
+        return _observeChange(
+            key, observer: observer, options: options, queue: queue, site: site,
+            callback: { observer, root, oldValue in
+                // Deliveries pass the observer given at creation, alive.
+                guard let observer else { return }
+                let model = unsafeDowncast(root, to: Self.self)
+                let new = model[keyPath: unsafeDowncast(key.keyPath, to: KeyPath<Self, Value>.self)]
+                let old = (oldValue as? Value) ?? new
+                callback(unsafeDowncast(observer, to: Observer.self), model, PropertyChange(old: old, new: new))
+            },
+            orTrack: {
+                _observeTracked(
+                    key, read: _TrackedRead(keyPath), observer: observer, options: options, queue: queue, site: site,
+                    keepsLast: true, reportsMisuse: true
+                ) { (observer: AnyObject?, model: Self, new: Value, old: Value) in
+                    guard let observer else { return }
+                    callback(unsafeDowncast(observer, to: Observer.self), model, PropertyChange(old: old, new: new))
+                }.token
+            })
+    }
+
+    /// Observes a key path chain and reports its endpoint's old and new value.
+    ///
+    /// ```swift
+    /// let token = cache.observeChanges(KeyPathChain(\.currentUser).then(\.name)) { cache, change in
+    ///     print("from", change.old ?? "nobody", "to", change.new ?? "nobody")
+    /// }
+    /// ```
+    ///
+    /// `change.old` is the endpoint's value at the previous delivery (at creation for the
+    /// first): the value before this tick's first change of anything along the path.
+    /// `change.new` is the value when the callback runs. Without `.endpointChanges` a change
+    /// along the path that leaves the endpoint's value alone is delivered with `old == new`.
+    ///
+    /// - Parameters:
+    ///   - chain: The path, rooted at the receiver.
+    ///   - options: `.initial`, `.immediate`, `.endpointChanges`; see ``ObservationOptions``.
+    ///   - queue: Where callbacks are delivered; the main queue by default.
+    ///   - fileID: The file that creates the token (the default), named by debug-build misuse traps.
+    ///   - line: The line that creates the token (the default), named by debug-build misuse traps.
+    ///   - callback: Receives the observed object and the change.
+    /// - Returns: The token that keeps the observation alive.
+    public func observeChanges<Value>(
+        _ chain: KeyPathChain<Self, Value>,
+        options: ObservationOptions = [],
+        queue: CoalescingQueue = .main,
+        fileID: StaticString = #fileID,
+        line: UInt = #line,
+        _ callback: @escaping @Sendable (Self, PropertyChange<Value>) -> Void
+    ) -> ObservationToken {
+        let last = LastDelivered<Value>(chain.evaluate(self))
+        return observe(chain, options: options, queue: queue, fileID: fileID, line: line) { model, new in
+            callback(model, PropertyChange(old: last.exchange(new), new: new))
+        }
+    }
+}
+
+/// The value a change token on a path delivered last, swapped under a lock.
+final class LastDelivered<Value>: Locked<Value>, @unchecked Sendable {  // state is guarded by Locked
+    init(_ value: Value) { super.init(state: value) }
+
+    /// Stores `value` and returns the one it replaces.
+    func exchange(_ value: Value) -> Value {
+        withLock { last in
+            defer { last = value }
+            return last
+        }
+    }
+}
