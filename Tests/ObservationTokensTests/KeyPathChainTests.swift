@@ -836,7 +836,7 @@ struct KeyPathChainTests {
         let user = PathUser(address: PathAddress(zipCode: "10001"))
         let seen = PathRecorder<String?>()
         var observer: PathPlainObject? = PathPlainObject()
-        let token = user.observe(userZipCode, observer: observer!, queue: queue) { observer, user in
+        let token = user.observe(userZipCode, observer: observer!, queue: queue) { observer, user, _ in
             seen.record("\(observer.zipCode) \(user.address?.zipCode ?? "nil")")
         }
 

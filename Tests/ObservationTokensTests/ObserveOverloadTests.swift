@@ -40,7 +40,7 @@ final class OvlCalls: Sendable {
         tokens.append(node.observe(\.a, \.b, queue: queue) { _ in calls.hit("variadic") })
         tokens.append(node.observeChanges(\.a, queue: queue) { _, _ in calls.hit("changes") })
         tokens.append(node.observe(chain, queue: queue) { _, _ in calls.hit("chain") })
-        tokens.append(node.observe(chain, observer: observer, queue: queue) { _, _ in calls.hit("chain+observer") })
+        tokens.append(node.observe(chain, observer: observer, queue: queue) { _, _, _ in calls.hit("chain+observer") })
         tokens.append(
             node.observe(
                 [AnyKeyPathChain(KeyPathChain(\OvlNode.child).then(\.a)), AnyKeyPathChain(KeyPathChain(\OvlNode.b))],
@@ -68,6 +68,15 @@ final class OvlCalls: Sendable {
         tokens.append(node.observe(endpointOf: chain, queue: queue) { _, _ in calls.hit("endpointOf") })
         tokens.append(node.observeChanges(\.a, observer: observer, queue: queue) { _, _, _ in calls.hit("changes+observer") })
         tokens.append(node.observeChanges(chain, queue: queue) { _, _ in calls.hit("chain changes") })
+        tokens.append(
+            node.observe([AnyKeyPathChain(KeyPathChain(\OvlNode.child).then(\.a))], observer: observer, queue: queue) {
+                _, _ in calls.hit("chains+observer")
+            })
+        tokens.append(
+            try node.observe(paths: ["child.a", "b"], observer: observer, queue: queue) { _, _ in calls.hit("paths+observer") })
+        tokens.append(node.observe(whichOf: [\.a, \.b], observer: observer, queue: queue) { _, _, _ in calls.hit("whichOf+observer") })
+        tokens.append(node.observe(endpointOf: chain, observer: observer, queue: queue) { _, _, _ in calls.hit("endpointOf+observer") })
+        tokens.append(node.observeAll(observer: observer, queue: queue) { _, _ in calls.hit("all+observer") })
         // A tracking closure is its own callback: it runs at creation, and a second time because
         // that first run read properties it had no edge on yet (docs/Tracking.md, "Runs twice").
         #expect(calls.all == ["tracking": 2, "tracking+observer": 2])
@@ -80,6 +89,7 @@ final class OvlCalls: Sendable {
             "property", "property+observer", "properties", "properties+observer", "variadic", "changes", "chain",
             "chain+observer", "chains", "path", "path+observer", "paths", "tracking", "tracking+observer", "value",
             "value changes", "checking", "whichOf", "all", "endpointOf", "changes+observer", "chain changes",
+            "chains+observer", "paths+observer", "whichOf+observer", "endpointOf+observer", "all+observer",
         ]
         let creationRuns = ["tracking": 2, "tracking+observer": 2]
         #expect(calls.all == Dictionary(uniqueKeysWithValues: expected.map { ($0, 1 + creationRuns[$0, default: 0]) }))
@@ -110,7 +120,7 @@ final class OvlCalls: Sendable {
         tokens.append(node.observeChanges(\.a, queue: queue, isolation: main) { _, _ in calls.hit("changes") })
         tokens.append(node.observe(chain, queue: queue, isolation: main) { _, _ in calls.hit("chain") })
         tokens.append(
-            node.observe(chain, observer: observer, queue: queue, isolation: main) { _, _ in calls.hit("chain+observer")
+            node.observe(chain, observer: observer, queue: queue, isolation: main) { _, _, _ in calls.hit("chain+observer")
             })
         tokens.append(
             node.observe([AnyKeyPathChain(KeyPathChain(\OvlNode.child).then(\.a))], queue: queue, isolation: main) {

@@ -98,6 +98,23 @@ struct WhichChangedTests {
         _ = token
     }
 
+    @Test func theObserverFormEndsWhenTheObserverIsGone() {
+        let queue = CoalescingQueue(target: .manual)
+        let person = CorePerson()
+        var observer: CoreObserver? = CoreObserver()
+        let token = person.observe(whichOf: [\.firstName, \.age], observer: observer!, queue: queue) { observer, _, changed in
+            observer.calls.append(Self.names(changed).joined(separator: ","))
+        }
+        person.age = 3
+        queue.drain()
+        #expect(observer?.calls.entries == ["age"])
+        observer = nil
+        person.age = 4
+        queue.drain()
+        #expect(!token.isValid)
+        #expect(person.observerCount(of: \.age) == 0)
+    }
+
     @Test func anEmptyListStopsADebugBuild() async {
         #if DEBUG
             await #expect(processExitsWith: .failure) {

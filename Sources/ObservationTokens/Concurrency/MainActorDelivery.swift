@@ -81,4 +81,18 @@ final class MainActorGate: Sendable {
             }
         }
     }
+
+    func wrap<A, B, C>(_ callback: @escaping @MainActor @Sendable (A, B, C) -> Void) -> @Sendable (A, B, C) -> Void {
+        { a, b, c in
+            let arguments = MainActorHandOff(value: (a, b, c))
+            if MainActorDelivery.isOnMainActor {
+                MainActor.assumeIsolated { callback(arguments.value.0, arguments.value.1, arguments.value.2) }
+                return
+            }
+            DispatchQueue.main.async {
+                guard self.isActive else { return }
+                MainActor.assumeIsolated { callback(arguments.value.0, arguments.value.1, arguments.value.2) }
+            }
+        }
+    }
 }

@@ -249,7 +249,8 @@ extension ModelObserving where Self: ObservableModel {
     ///   - isolation: `MainActor.shared`: the callback is isolated to the main actor.
     ///   - fileID: Where the token is created, for its description.
     ///   - line: Where the token is created, for its description.
-    ///   - callback: Runs on the main actor with the observer and the observed object.
+    ///   - callback: Runs on the main actor with the observer, the observed object and the
+    ///     endpoint's value at delivery.
     /// - Returns: The token that keeps the observation alive.
     public func observe<Observer: AnyObject, Value>(
         _ chain: KeyPathChain<Self, Value>,
@@ -259,7 +260,7 @@ extension ModelObserving where Self: ObservableModel {
         isolation: MainActor,
         fileID: StaticString = #fileID,
         line: UInt = #line,
-        _ callback: @escaping @MainActor @Sendable (Observer, Self) -> Void
+        _ callback: @escaping @MainActor @Sendable (Observer, Self, Value) -> Void
     ) -> ObservationToken {
         let gate = MainActorGate()
         return gate.attach(

@@ -169,7 +169,7 @@ extension ModelObserving where Self: ObservableModel {
         let stream = ValueStream<Value>()
         stream.attach(
             observe(chain, observer: stream, options: includingCurrent ? .initial : [], queue: queue) {
-                stream, model in stream.push(chain.evaluate(model))
+                stream, _, value in stream.push(value)
             })
         return ObservedValues(stream: stream)
     }

@@ -54,8 +54,8 @@ extension ModelObserving where Self: ObservableModel {
     /// Observes a key path chain on behalf of `observer`, held weakly.
     ///
     /// ```swift
-    /// cache.observe(KeyPathChain(\.currentUser).then(\.address).then(\.zipCode), observer: self) { label, cache in
-    ///     label.refresh()
+    /// cache.observe(KeyPathChain(\.currentUser).then(\.address).then(\.zipCode), observer: self) { label, cache, zipCode in
+    ///     label.text = zipCode ?? "unreachable"
     /// }
     /// .store(in: &tokens)
     /// ```
@@ -65,7 +65,8 @@ extension ModelObserving where Self: ObservableModel {
     ///   - observer: The object the callback works on; held weakly.
     ///   - options: `.initial`, `.immediate`, `.endpointChanges`; see ``ObservationOptions``.
     ///   - queue: Where callbacks are delivered; the main thread by default.
-    ///   - callback: Receives the observer and the observed object.
+    ///   - callback: Receives the observer, the observed object and the endpoint's value at
+    ///     delivery, like the chain form without an observer.
     ///   - fileID: The file that creates the token (the default), named by debug-build misuse traps.
     ///   - line: The line that creates the token (the default), named by debug-build misuse traps.
     /// - Returns: The token that keeps the observation alive.
@@ -76,13 +77,20 @@ extension ModelObserving where Self: ObservableModel {
         queue: CoalescingQueue = .main,
         fileID: StaticString = #fileID,
         line: UInt = #line,
-        _ callback: @escaping @Sendable (Observer, Self) -> Void
+        _ callback: @escaping @Sendable (Observer, Self, Value) -> Void
     ) -> ObservationToken {
         let isValid = checkChains([chain.steps], fileID: fileID, line: line)
-        let token = _observe(
-            _ObserverSubscription(
-                root: self, observer: observer, target: .paths([chain.path]), options: isValid ? options : [],
-                queue: queue, site: CreationSite(fileID: fileID, line: line), callback: callback))
+        let token = makeToken(
+            paths: [chain.path], observer: observer, options: isValid ? options : [], queue: queue,
+            site: CreationSite(fileID: fileID, line: line),
+            callback: { observer, root, delivered in
+                // Deliveries pass the observer given at creation, alive.
+                guard let observer else { return }
+                let model = unsafeDowncast(root, to: Self.self)
+                let value =
+                    (delivered as? EndpointDelivery)?.value(as: Value.self) ?? chain.evaluate(model)
+                callback(unsafeDowncast(observer, to: Observer.self), model, value)
+            })
         if !isValid { token.invalidate() }
         return token
     }

@@ -35,7 +35,7 @@ import Testing
             person.observe(zipCode, queue: queue, isolation: main) { _, zip in viewModel.record("chain \(zip ?? "nil")")
             })
         tokens.append(
-            person.observe(zipCode, observer: viewModel, queue: queue, isolation: main) { vm, _ in
+            person.observe(zipCode, observer: viewModel, queue: queue, isolation: main) { vm, _, _ in
                 vm.record("chain observer")
             })
         tokens.append(
