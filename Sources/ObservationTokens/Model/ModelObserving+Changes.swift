@@ -1,6 +1,6 @@
 extension ModelObserving where Self: ObservableModel {
     /// Observes one property on behalf of `observer`, held weakly, and reports its old and new
-    /// value: ``observeChanges(_:options:queue:fileID:line:_:)`` with an observer.
+    /// value: `observeChanges(_:)` with an observer.
     ///
     /// ```swift
     /// account.observeChanges(\.balance, observer: self) { screen, account, change in
