@@ -103,6 +103,23 @@ struct ChangeValueTests {
     }
 
     @Test
+    func aStringPathsChangeTokenReportsOldAndNewEndpoints() throws {
+        let queue = CoalescingQueue(target: .manual)
+        let cache = PathUserCache(currentUser: PathUser(name: "Ada"))
+        let seen = PathRecorder<String>()
+        let token = try cache.observeChanges(path: "currentUser.name", queue: queue) { _, change in
+            seen.record("\(change.old as? String ?? "-") → \(change.new as? String ?? "-")")
+        }
+        cache.currentUser = PathUser(name: "Grace")
+        cache.currentUser?.name = "Grace Hopper"
+        #expect(queue.drain() == 1)
+        cache.currentUser = nil
+        #expect(queue.drain() == 1)
+        #expect(seen.values == ["Ada → Grace Hopper", "Grace Hopper → -"])
+        withExtendedLifetime(token) {}
+    }
+
+    @Test
     func newIsTheValueAtDeliveryEvenIfItChangedAfterTheLastSet() {
         // Given a token on the nickname that sets the balance, and a change token on the balance
         let queue = CoalescingQueue(target: .manual)

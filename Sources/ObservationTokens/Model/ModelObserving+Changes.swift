@@ -89,6 +89,55 @@ extension ModelObserving where Self: ObservableModel {
     }
 }
 
+extension ModelObserving where Self: ObservableModel {
+    /// Observes a dotted string key path and reports its endpoint's old and new value, as
+    /// `Any?` (nil while unreachable).
+    ///
+    /// ```swift
+    /// let token = try cache.observeChanges(path: "currentUser.name") { cache, change in
+    ///     print("from", change.old ?? "nobody", "to", change.new ?? "nobody")
+    /// }
+    /// ```
+    ///
+    /// `change.old` is the endpoint's value at the previous delivery (at creation for the
+    /// first); `change.new` the value when the callback runs.
+    ///
+    /// - Parameters:
+    ///   - path: The dotted path, rooted at the receiver.
+    ///   - options: `.initial`, `.immediate`, `.endpointChanges`; see ``ObservationOptions``.
+    ///   - queue: Where callbacks are delivered; the main queue by default.
+    ///   - fileID: The file that creates the token (the default), named by debug-build misuse traps.
+    ///   - line: The line that creates the token (the default), named by debug-build misuse traps.
+    ///   - callback: Receives the observed object and the change.
+    /// - Returns: The token that keeps the observation alive.
+    /// - Throws: ``KeyPathError`` naming the bad component and the type it was looked up on.
+    public func observeChanges(
+        path: String,
+        options: ObservationOptions = [],
+        queue: CoalescingQueue = .main,
+        fileID: StaticString = #fileID,
+        line: UInt = #line,
+        _ callback: @escaping @Sendable (Self, PropertyChange<Any?>) -> Void
+    ) throws(KeyPathError) -> ObservationToken {
+        let parsed = try StringKeyPath.parse(path, root: self)
+        let read: @Sendable (ObservableModel) -> Any? = { root in
+            if case .value(let value) = parsed.endpoint(from: root) { value } else { nil }
+        }
+        let last = LastDelivered<Any?>(read(self))
+        return makeToken(
+            paths: [parsed], observer: nil, options: options, queue: queue, site: CreationSite(fileID: fileID, line: line),
+            callback: { _, root, delivered in
+                let new: Any?
+                if let delivered = delivered as? EndpointDelivery {
+                    if case .value(let value) = delivered.endpoint { new = value } else { new = nil }
+                } else {
+                    new = read(root)
+                }
+                callback(unsafeDowncast(root, to: Self.self), PropertyChange(old: last.exchange(new), new: new))
+            })
+    }
+}
+
 /// The value a change token on a path delivered last, swapped under a lock.
 final class LastDelivered<Value>: Locked<Value>, @unchecked Sendable {  // state is guarded by Locked
     init(_ value: Value) { super.init(state: value) }
