@@ -20,7 +20,8 @@ extension Observed: ObservedDynamicStore {
             .assumingMemoryBound(to: Self.self)
         // The same steps as the setter (`Observed`'s static subscript; keep the two in step,
         // `StringDestinationTests` pins each rule): the old value outlives the store, a store on
-        // an object that paths read takes the store bit, an identical value tells no one.
+        // an object that paths read (or that has will-change observers) tells those and takes
+        // the store bit, an identical value tells no one.
         let oldValue = storage.pointee.value
         let edges = object._edgeCount.load(ordering: .relaxed) & ~ObservableModel._storeBit
         if edges == 0 {
@@ -30,7 +31,7 @@ extension Observed: ObservedDynamicStore {
         if edges < ObservableModel._readByPaths {
             storage.pointee.value = newValue
         } else {
-            object._beginExclusiveStore()
+            object._beginStore(serial: storage.pointee.serial)
             storage.pointee.value = newValue
             object._endStoreCounted()
             if edges & (ObservableModel._readByPaths - 1) == 0 { return true }

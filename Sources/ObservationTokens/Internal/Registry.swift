@@ -23,6 +23,10 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
     /// For hooks and subscriptions, loaded outside every lock.
     private(set) weak var weakOwner: ObservableModel?
 
+    /// How many `observeWillChange` observations are registered here (among `retained`): a
+    /// store checks this word before looking for them.
+    let willChangeCount = Atomic<Int>(0)
+
     /// The owner without reference counting, for whoever keeps it alive otherwise (a queued
     /// delivery retains its root).
     var unretainedOwner: Unmanaged<ObservableModel> { owner }
@@ -113,6 +117,16 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
     /// a key path, if any. Returns nil once the owner has deinitialized.
     func readForPath<T>(_ read: ((AnyKeyPath) -> UInt64?) -> T) -> T? {
         readForPathVersioned(read)?.value
+    }
+
+    /// Marks the owner as read by paths (once), so its setters call `_beginStore(serial:)`
+    /// before storing: for will-change observations, which read nothing.
+    func markReadByPaths() {
+        withLock { state in
+            guard !state.isDead, !state.isReadByPaths else { return }
+            state.isReadByPaths = true
+            _ = owner._withUnsafeGuaranteedRef { $0._edgeCount.add(ObservableModel._readByPaths, ordering: .relaxed) }
+        }
     }
 
     /// `readForPath`, also returning the owner's store version at the read (see

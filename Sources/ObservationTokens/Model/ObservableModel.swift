@@ -126,6 +126,17 @@ open class ObservableModel {
         }
     }
 
+    /// What the setter of an object read by paths (or with will-change observers) calls before
+    /// its store: the will-change callbacks of the property, then `_beginExclusiveStore()`.
+    /// Out of line. The setter's access to the storage has not begun, so user code may run.
+    @usableFromInline @inline(never)
+    final func _beginStore(serial: UInt64) {
+        if let registry = existingRegistry, registry.willChangeCount.load(ordering: .acquiring) != 0 {
+            WillChangeSubscription.tell(registry, serial: serial)
+        }
+        _beginExclusiveStore()
+    }
+
     /// Runs `read` (a read of this object's properties by the library, on a thread that may not
     /// own them) holding `_storeBit`, so no setter of an object read by paths stores meanwhile.
     @inlinable @inline(__always)
