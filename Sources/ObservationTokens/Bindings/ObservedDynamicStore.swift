@@ -31,7 +31,7 @@ extension Observed: ObservedDynamicStore {
         if edges < ObservableModel._readByPaths {
             storage.pointee.value = newValue
         } else {
-            object._beginStore(serial: storage.pointee.serial)
+            object._beginExclusiveStore()
             storage.pointee.value = newValue
             object._endStoreCounted()
             if edges & (ObservableModel._readByPaths - 1) == 0 { return true }

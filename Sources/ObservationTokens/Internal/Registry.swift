@@ -143,7 +143,7 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
             }
             let keys = state.resolvedKeys
             return owner._withUnsafeGuaranteedRef { owner in
-                owner._beginExclusiveStore()
+                owner._beginExclusiveRead()
                 defer { owner._endExclusiveStore() }
                 let value = read { keyPath in keys.first { $0.keyPath === keyPath }?.serial }
                 // Read while holding the bit: no store can be under way, so the counter is the

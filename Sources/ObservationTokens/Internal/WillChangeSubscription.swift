@@ -1,17 +1,14 @@
 /// The subscription behind `observeWillChange`: called on the setting thread right before a
-/// store of one property, with the old value still in place (KVO's `.prior`).
+/// store of any `@Observed` property of its object, with the old value still in place.
 ///
 /// It has no edge. Its object's registry keeps it among its retained subscriptions (ended with
 /// the object, like `tell` observations) and counts it in `willChangeCount`; the object is
-/// marked read by paths, so its setters call `_beginStore(serial:)` out of line before storing,
-/// which finds and calls it.
+/// marked read by paths, so its setters call `_beginExclusiveStore()` out of line before
+/// storing, which finds and calls it. The setters' inline code is unchanged.
 final class WillChangeSubscription: Subscription, @unchecked Sendable {  // see Subscription
-    /// Nil for a key path that is not an `@Observed` property: such a one is never registered.
-    let serial: UInt64?
     @exclusivity(unchecked) private var callback: (@Sendable (ObservableModel) -> Void)?
 
-    init(root: __shared ObservableModel, serial: UInt64?, site: CreationSite, callback: @escaping @Sendable (ObservableModel) -> Void) {
-        self.serial = serial
+    init(root: __shared ObservableModel, site: CreationSite, callback: @escaping @Sendable (ObservableModel) -> Void) {
         self.callback = callback
         super.init(
             rootRegistry: root.registry, hasObserver: false, target: .property, options: .immediate,
@@ -24,7 +21,6 @@ final class WillChangeSubscription: Subscription, @unchecked Sendable {  // see 
 
     override func releaseCallback() {
         callback = nil
-        guard serial != nil else { return }
         rootRegistry.willChangeCount.subtract(1, ordering: .releasing)
         rootRegistry.endRetained { $0 === self }
     }
@@ -37,11 +33,9 @@ final class WillChangeSubscription: Subscription, @unchecked Sendable {  // see 
         registry.markReadByPaths()
     }
 
-    /// Calls the will-change observations of `serial`, with no lock held.
-    static func tell(_ registry: Registry, serial: UInt64) {
-        let observers = registry.withLock { state in
-            state.retained.compactMap { $0 as? WillChangeSubscription }.filter { $0.serial == serial }
-        }
+    /// Calls the object's will-change observations, with no lock held.
+    static func tell(_ registry: Registry) {
+        let observers = registry.withLock { state in state.retained.compactMap { $0 as? WillChangeSubscription } }
         for observer in observers { observer.deliverNow(oldValue: nil, isChange: false) }
     }
 }

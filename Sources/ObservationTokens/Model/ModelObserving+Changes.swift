@@ -152,48 +152,40 @@ final class LastDelivered<Value>: Locked<Value>, @unchecked Sendable {  // state
 }
 
 extension ModelObserving where Self: ObservableModel {
-    /// Observes the moment before each set of a property: the callback runs on the setting
-    /// thread, inside the setter, with the old value still in place (KVO's `.prior`).
+    /// Observes the moment before each set of an `@Observed` property of the receiver: the
+    /// callback runs on the setting thread, inside the setter, before the store, with the old
+    /// value still in place (KVO's `.prior`, Combine's `objectWillChange`).
     ///
     /// ```swift
-    /// let token = list.observeWillChange(\.items) { list in
-    ///     tableView.beginUpdates()   // the rows still show list.items as it was
+    /// let token = list.observeWillChange { list in
+    ///     snapshot = list.items   // still the items as they were
     /// }
     /// ```
     ///
-    /// It runs before *every* set through the setter, also one that turns out to store an
-    /// equal value (the setter compares only after storing); writes through `storedValue`
-    /// don't run it. Like `.immediate` callbacks it runs on the setting thread: keep it short,
-    /// and don't set the same property from it (that recurses). Once an object has one, its
-    /// setters take the slower path of objects read by key paths (an out-of-line call and an
-    /// atomic bit around each store), for good.
+    /// It runs before *every* set through a setter of the object, whichever property, also
+    /// one that turns out to store an equal value (the setter compares only after storing);
+    /// writes through `storedValue` don't run it. The object is the granularity, as with
+    /// `objectWillChange`: a setter can't tell the callback which property it is about to
+    /// write without making every setter of every object slower. Like `.immediate` callbacks it
+    /// runs on the setting thread: keep it short, and don't set the object's properties from it
+    /// (that recurses). Once an object has one, its setters take the slower path of objects
+    /// read by key paths (an out-of-line call and an atomic bit around each store), for good.
     ///
     /// - Parameters:
-    ///   - keyPath: An `@Observed` property of the receiver; anything else is a programming
-    ///     error (a debug-build trap; an ended token in release builds).
-    ///   - fileID: The file that creates the token (the default), named by debug-build misuse traps.
-    ///   - line: The line that creates the token (the default), named by debug-build misuse traps.
+    ///   - fileID: The file that creates the token (the default), named in descriptions.
+    ///   - line: The line that creates the token (the default), named in descriptions.
     ///   - callback: Receives the observed object, before the store.
     /// - Returns: The token that keeps the observation alive; the object's deinit ends it too.
-    public func observeWillChange<Value>(
-        _ keyPath: KeyPath<Self, Value>,
+    /// - Complexity: Each set of an object with will-change observations runs them all: O(*w*).
+    public func observeWillChange(
         fileID: StaticString = #fileID,
         line: UInt = #line,
         _ callback: @escaping @Sendable (Self) -> Void
     ) -> ObservationToken {
-        let site = CreationSite(fileID: fileID, line: line)
-        let serial = PathStep.key(TypedKey(partial: keyPath)).resolveSerial(on: self)
-        let subscription = WillChangeSubscription(root: self, serial: serial, site: site) { root in
+        let subscription = WillChangeSubscription(root: self, site: CreationSite(fileID: fileID, line: line)) { root in
             callback(unsafeDowncast(root, to: Self.self))
         }
         let token = ObservationToken(subscription: subscription)
-        guard serial != nil else {
-            subscription.end()
-            _reportMisuse(
-                "observeWillChange(\(keyPath)) at \(site): the key path is not an @Observed property of \(Self.self), so nothing would call it. Mark the property @Observed."
-            )
-            return token
-        }
         subscription.register(on: self)
         return token
     }

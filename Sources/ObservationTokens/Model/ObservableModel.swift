@@ -109,10 +109,21 @@ open class ObservableModel {
     @usableFromInline
     static var _storeBit: Int { 1 << 62 }
 
-    /// Takes `_storeBit`; held for one plain store or one read, so waiting is short. Out of
-    /// line: only setters of objects read by paths call it.
+    /// What the setter of an object read by paths (or with will-change observers) calls before
+    /// its store: the object's will-change callbacks, then it takes `_storeBit`. Out of line.
+    /// The setter's access to the storage has not begun, so user code may run here.
     @usableFromInline @inline(never)
     final func _beginExclusiveStore() {
+        if let registry = existingRegistry, registry.willChangeCount.load(ordering: .acquiring) != 0 {
+            WillChangeSubscription.tell(registry)
+        }
+        _beginExclusiveRead()
+    }
+
+    /// Takes `_storeBit`; held for one plain store or one read, so waiting is short. Out of
+    /// line: stores of objects read by paths, and the library's reads of them.
+    @usableFromInline @inline(never)
+    final func _beginExclusiveRead() {
         while true {
             let current = _edgeCount.load(ordering: .relaxed)
             if current & Self._storeBit == 0,
@@ -126,22 +137,11 @@ open class ObservableModel {
         }
     }
 
-    /// What the setter of an object read by paths (or with will-change observers) calls before
-    /// its store: the will-change callbacks of the property, then `_beginExclusiveStore()`.
-    /// Out of line. The setter's access to the storage has not begun, so user code may run.
-    @usableFromInline @inline(never)
-    final func _beginStore(serial: UInt64) {
-        if let registry = existingRegistry, registry.willChangeCount.load(ordering: .acquiring) != 0 {
-            WillChangeSubscription.tell(registry, serial: serial)
-        }
-        _beginExclusiveStore()
-    }
-
     /// Runs `read` (a read of this object's properties by the library, on a thread that may not
     /// own them) holding `_storeBit`, so no setter of an object read by paths stores meanwhile.
     @inlinable @inline(__always)
     final func _readExclusively<T>(_ read: () -> T) -> T {
-        _beginExclusiveStore()
+        _beginExclusiveRead()
         defer { _endExclusiveStore() }
         return read()
     }

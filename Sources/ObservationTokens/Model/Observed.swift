@@ -100,7 +100,7 @@ public struct Observed<Value> {
             } else {
                 // Paths read this object on other threads: their reads and this store exclude
                 // each other.
-                object._beginStore(serial: object[keyPath: storageKeyPath].serial)
+                object._beginExclusiveStore()
                 object[keyPath: storageKeyPath].value = newValue
                 object._endStoreCounted()
                 if edges & (ObservableModel._readByPaths - 1) == 0 { return }  // nobody observes it now
