@@ -4,13 +4,18 @@
 /// Validity is tracked apart from the value (a cached `nil` can be valid). `generation` counts
 /// invalidations: a computation marks its result valid only if no invalidation happened since
 /// it started, so an invalidation racing a read never leaves a stale value marked valid.
+///
+/// `@usableFromInline`, with the valid-value read inlinable: a getter reads a valid cached
+/// value with the lock taken in the caller's module, specialized for `Value`.
+@usableFromInline
 final class ComputedState<Model: ObservableModel, Value>: Locked<ComputedState.Cache>, SyntheticStateProtocol,
     @unchecked Sendable
 {  // see Locked; `compute` is the user's @Sendable closure
+    @usableFromInline
     struct Cache {
         /// The last computed value, valid or not; nil before the first computation.
-        var value: Value?
-        var isValid = false
+        @usableFromInline var value: Value?
+        @usableFromInline var isValid = false
         var generation: UInt64 = 0
         /// The value tokens last heard of, for "notify only if changed".
         var published: Value?
@@ -57,7 +62,14 @@ final class ComputedState<Model: ObservableModel, Value>: Locked<ComputedState.C
 
     // MARK: Reading
 
+    /// The cached value if it is valid: the getter's fast path, inlined into the caller.
+    @inlinable @inline(__always)
+    final func cachedIfValid() -> Value? {
+        withLock { cache in cache.isValid ? cache.value : nil }
+    }
+
     /// The getter: the cached value if valid; otherwise a computation.
+    @usableFromInline
     func read(_ owner: Model) -> Value {
         if _accessCaptureCount.load(ordering: .relaxed) != 0 {
             // A computed property reading this one depends on its invalidations; anyone else

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// The type-erased face of a synthetic property's state.
 protocol SyntheticStateProtocol: AnyObject {
     var isValid: Bool { get }
@@ -7,10 +9,15 @@ protocol SyntheticStateProtocol: AnyObject {
 }
 
 /// The getter of a synthetic property. Inlinable getters call it, so that loading the state
-/// from the object is a direct field access rather than a key path application at run time.
-@usableFromInline
+/// from the object is a direct field access rather than a key path application at run time;
+/// itself inlinable, so that a valid cached value is read with one lock round trip specialized
+/// in the caller's module. Anything else (an invalid value, a read being tracked) goes to the
+/// library's `read`.
+@inlinable @inline(__always)
 func _readSynthetic<Model: ObservableModel, Value>(_ state: AnyObject, _ object: Model) -> Value {
-    unsafeDowncast(state, to: ComputedState<Model, Value>.self).read(object)
+    let state = unsafeDowncast(state, to: ComputedState<Model, Value>.self)
+    if _accessCaptureCount.load(ordering: .relaxed) == 0, let cached = state.cachedIfValid() { return cached }
+    return state.read(object)
 }
 
 /// The setter of a `@Hybrid` property (see `_readSynthetic`).
