@@ -35,6 +35,9 @@ enum AccessCapture {
         var first: Access?
         /// Tracking (`track(into:_:)`): where every access goes, with its object's registry.
         var all: UnsafeMutablePointer<[TrackedAccess]>?
+        /// Tracking for a computed property: attaches each storage's edge as it is recorded,
+        /// before the getter reads the value, so a set right after the read is heard.
+        weak var attacher: (any AccessAttaching)?
     }
 
     /// One `@Observed` storage read while tracking: the registry of the object it belongs to
@@ -91,7 +94,9 @@ enum AccessCapture {
         if let all = recording.pointee.all {
             // Getters only run on models, which stay alive while they are read.
             let registry = unsafeDowncast(object, to: ObservableModel.self).registry
-            all.pointee.append(TrackedAccess(registry: registry, serial: serial))
+            let access = TrackedAccess(registry: registry, serial: serial)
+            all.pointee.append(access)
+            recording.pointee.attacher?.attachNow(access)
             return
         }
         let object = ObjectIdentifier(object)
@@ -100,6 +105,12 @@ enum AccessCapture {
             recording.pointee.first = Access(object: object, serial: serial, valueType: valueType)
         }
     }
+}
+
+/// What a tracking recording may attach each access to as it happens (a computed property's
+/// dependencies), closing the window between a read and the wiring of its edge.
+protocol AccessAttaching: AnyObject {
+    func attachNow(_ access: AccessCapture.TrackedAccess)
 }
 
 /// Entry point for the inlinable getter; keeps `AccessCapture` itself internal.

@@ -97,11 +97,6 @@ final class ComputedState<Model: ObservableModel, Value>: Locked<ComputedState.C
             if let stale = withLock({ $0.value }) { return stale }
             preconditionFailure("@Computed \(name) is part of a cycle and has no value yet: break the cycle")
         }
-        let scratch = TrackingScratch.allocate()
-        defer { TrackingScratch.free(scratch) }
-        let previous = AccessCapture.beginTracking(scratch.recording)
-        let value = SyntheticFrame.run(self) { compute(owner) }
-        AccessCapture.endTracking(restoring: previous)
         // Created for `@Lazy` too: it schedules the recomputation of an observed value.
         let dependencies = withLock { cache -> SyntheticDependencies in
             if let existing = cache.dependencies { return existing }
@@ -109,6 +104,16 @@ final class ComputedState<Model: ObservableModel, Value>: Locked<ComputedState.C
             cache.dependencies = created
             return created
         }
+        let scratch = TrackingScratch.allocate()
+        defer { TrackingScratch.free(scratch) }
+        let recording = scratch.recording
+        // Each storage's edge is attached as the getter records it, before it reads (the
+        // install race: a set between the read and a later wiring would be lost).
+        if tracksDependencies { recording.pointee.attacher = dependencies }
+        let previous = AccessCapture.beginTracking(recording)
+        let value = SyntheticFrame.run(self) { compute(owner) }
+        AccessCapture.endTracking(restoring: previous)
+        // Drops the edges of storages this computation no longer read.
         if tracksDependencies { dependencies.rewire(to: scratch.pointee.accesses) }
         scratch.pointee.accesses.removeAll()
         return store(value, owner: owner, generation: generation)

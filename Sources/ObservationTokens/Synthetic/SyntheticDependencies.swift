@@ -4,7 +4,7 @@
 /// marks the value invalid, which costs O(1) and runs no user code. When tokens observe the
 /// computed property, it also schedules itself on its queue, and that delivery recomputes
 /// the value at the end of the tick.
-final class SyntheticDependencies: Subscription, @unchecked Sendable {  // see Subscription
+final class SyntheticDependencies: Subscription, AccessAttaching, @unchecked Sendable {  // see Subscription
     /// What it reads and invalidates; weak, as the state owns this subscription.
     private weak var state: (any SyntheticStateProtocol)?
     private let recompute: (ObservableModel) -> Void
@@ -26,6 +26,20 @@ final class SyntheticDependencies: Subscription, @unchecked Sendable {  // see S
     /// The scheduled end-of-tick recomputation.
     override func invoke(observer: AnyObject?, root: ObservableModel) {
         recompute(root)
+    }
+
+    /// Attaches the edge of a storage the computation is about to read, if it has none yet:
+    /// called by the getter (through the recording) before it reads, so a set that lands right
+    /// after the read, before the computation returns, invalidates the value it is computing.
+    func attachNow(_ access: AccessCapture.TrackedAccess) {
+        var hooks = ObservationStateHooks()
+        edges.withLock { edges in
+            guard !edges.contains(where: { $0.serial == access.serial && $0.registry === access.registry }),
+                let slot = access.registry.attach(self, serial: access.serial, isLeaf: true, hooks: &hooks)
+            else { return }
+            edges.append((access.registry, access.serial, slot))
+        }
+        hooks.run()
     }
 
     /// Makes the edges match the storages in `accesses`: attaches new ones before detaching
