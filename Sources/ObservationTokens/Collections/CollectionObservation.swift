@@ -32,12 +32,13 @@ extension ArrayChanges: ChangeList {
 
 extension DictionaryChanges: ChangeList {
     typealias Log = KeyedChangeLog<Key>
-    init(log changes: DictionaryChanges<Key>) { self = changes }
+    init(log records: KeyedChangeRecords<Key>) { self = records.coalesced() }
 }
 
 extension SetChanges: ChangeList {
     typealias Log = KeyedChangeLog<Element>
-    init(log changes: DictionaryChanges<Element>) {
+    init(log records: KeyedChangeRecords<Element>) {
+        let changes = records.coalesced()
         self.init(inserted: changes.inserted, removed: changes.removed)
     }
 }

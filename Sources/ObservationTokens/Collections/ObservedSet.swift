@@ -88,7 +88,23 @@ public final class ObservedSet<Element: Hashable>: ObservableModel {
     /// - Returns: A key of the form `&` followed by a number.
     /// - Complexity: O(1). The set remembers every member it gave a key to.
     public func key(for member: Element) -> String {
-        memberKeys.withLock { "&\($0.number(for: member))" }
+        // The member is hashed and compared outside the lock (user code); the table is only
+        // added to, so a copy is searched and an extended copy installed if no one came first.
+        while true {
+            let (numbers, version) = memberKeys.withLock { ($0.numbers, $0.version) }
+            if let number = numbers[member] { return "&\(number)" }
+            var extended = numbers
+            let number = numbers.count + 1
+            extended[member] = number
+            let installed = memberKeys.withLock { table -> Bool in
+                guard table.version == version else { return false }
+                table.numbers = extended
+                table.members[number] = member
+                table.version += 1
+                return true
+            }
+            if installed { return "&\(number)" }
+        }
     }
 
     /// The member that `key` (from ``key(for:)``) stands for, if it is in the set now.
@@ -147,14 +163,8 @@ public final class ObservedSet<Element: Hashable>: ObservableModel {
 struct MemberKeyTable<Element: Hashable> {
     var numbers: [Element: Int] = [:]
     var members: [Int: Element] = [:]
-
-    mutating func number(for member: Element) -> Int {
-        if let number = numbers[member] { return number }
-        let number = numbers.count + 1
-        numbers[member] = number
-        members[number] = member
-        return number
-    }
+    /// Counts installs of a new `numbers` table (see `ObservedSet.key(for:)`).
+    var version = 0
 }
 
 // MARK: - SetAlgebra
