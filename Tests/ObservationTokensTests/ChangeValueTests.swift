@@ -89,7 +89,8 @@ struct ChangeValueTests {
         let queue = CoalescingQueue(target: .manual)
         let cache = PathUserCache(currentUser: PathUser(name: "Ada"))
         let seen = PathRecorder<PropertyChange<String?>>()
-        let token = cache.observeChanges(KeyPathChain(\PathUserCache.currentUser).then(\.name), queue: queue) { _, change in
+        let token = cache.observeChanges(KeyPathChain(\PathUserCache.currentUser).then(\.name), queue: queue) {
+            _, change in
             seen.record(change)
         }
         // A new user and a rename in one tick: from the value at creation to the last
@@ -98,7 +99,10 @@ struct ChangeValueTests {
         #expect(queue.drain() == 1)
         cache.currentUser = nil
         #expect(queue.drain() == 1)
-        #expect(seen.values == [PropertyChange(old: "Ada", new: "Grace Hopper"), PropertyChange(old: "Grace Hopper", new: nil)])
+        #expect(
+            seen.values == [
+                PropertyChange(old: "Ada", new: "Grace Hopper"), PropertyChange(old: "Grace Hopper", new: nil),
+            ])
         withExtendedLifetime(token) {}
     }
 

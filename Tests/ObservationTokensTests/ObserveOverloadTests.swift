@@ -66,16 +66,25 @@ final class OvlCalls: Sendable {
         tokens.append(node.observe(whichOf: [\.a, \.b], queue: queue) { _, _ in calls.hit("whichOf") })
         tokens.append(node.observeAll(queue: queue) { _ in calls.hit("all") })
         tokens.append(node.observe(endpointOf: chain, queue: queue) { _, _ in calls.hit("endpointOf") })
-        tokens.append(node.observeChanges(\.a, observer: observer, queue: queue) { _, _, _ in calls.hit("changes+observer") })
+        tokens.append(
+            node.observeChanges(\.a, observer: observer, queue: queue) { _, _, _ in calls.hit("changes+observer") })
         tokens.append(node.observeChanges(chain, queue: queue) { _, _ in calls.hit("chain changes") })
         tokens.append(
             node.observe([AnyKeyPathChain(KeyPathChain(\OvlNode.child).then(\.a))], observer: observer, queue: queue) {
                 _, _ in calls.hit("chains+observer")
             })
         tokens.append(
-            try node.observe(paths: ["child.a", "b"], observer: observer, queue: queue) { _, _ in calls.hit("paths+observer") })
-        tokens.append(node.observe(whichOf: [\.a, \.b], observer: observer, queue: queue) { _, _, _ in calls.hit("whichOf+observer") })
-        tokens.append(node.observe(endpointOf: chain, observer: observer, queue: queue) { _, _, _ in calls.hit("endpointOf+observer") })
+            try node.observe(paths: ["child.a", "b"], observer: observer, queue: queue) { _, _ in
+                calls.hit("paths+observer")
+            })
+        tokens.append(
+            node.observe(whichOf: [\.a, \.b], observer: observer, queue: queue) { _, _, _ in
+                calls.hit("whichOf+observer")
+            })
+        tokens.append(
+            node.observe(endpointOf: chain, observer: observer, queue: queue) { _, _, _ in
+                calls.hit("endpointOf+observer")
+            })
         tokens.append(node.observeAll(observer: observer, queue: queue) { _, _ in calls.hit("all+observer") })
         // A tracking closure is its own callback: it runs at creation, and a second time because
         // that first run read properties it had no edge on yet (docs/Tracking.md, "Runs twice").
@@ -120,7 +129,8 @@ final class OvlCalls: Sendable {
         tokens.append(node.observeChanges(\.a, queue: queue, isolation: main) { _, _ in calls.hit("changes") })
         tokens.append(node.observe(chain, queue: queue, isolation: main) { _, _ in calls.hit("chain") })
         tokens.append(
-            node.observe(chain, observer: observer, queue: queue, isolation: main) { _, _, _ in calls.hit("chain+observer")
+            node.observe(chain, observer: observer, queue: queue, isolation: main) { _, _, _ in
+                calls.hit("chain+observer")
             })
         tokens.append(
             node.observe([AnyKeyPathChain(KeyPathChain(\OvlNode.child).then(\.a))], queue: queue, isolation: main) {
@@ -158,7 +168,9 @@ final class OvlCalls: Sendable {
         node.tell(observer, when: \OvlNode.a, queue: queue) { _, _ in calls.hit("tell") }
         node.tell(observer, whenAnyOf: [\.a, \.b], queue: queue) { _, _ in calls.hit("tell any") }
         node.child = OvlNode()
-        node.tell(observer, when: KeyPathChain(\OvlNode.child).then(\.a), queue: queue) { _, _ in calls.hit("tell chain") }
+        node.tell(observer, when: KeyPathChain(\OvlNode.child).then(\.a), queue: queue) { _, _ in
+            calls.hit("tell chain")
+        }
         try node.tell(observer, whenPath: "child.b", queue: queue) { _, _ in calls.hit("tell path") }
         queue.drain()
         node.a = 1

@@ -11,7 +11,8 @@ struct TellObservationTests {
         let person = CorePerson()
         let observer = CoreObserver()
         do {
-            _ = person.tell(observer, when: \.firstName, queue: queue) { observer, _ in observer.calls.append("dropped") }
+            _ = person.tell(observer, when: \.firstName, queue: queue) { observer, _ in observer.calls.append("dropped")
+            }
         }
         let observation = person.tell(observer, when: \.lastName, queue: queue) { observer, person in
             observer.calls.append("last \(person.lastName)")
@@ -87,7 +88,8 @@ struct TellObservationTests {
         let queue = CoalescingQueue(target: .manual)
         let user = PathUser(name: "a", address: PathAddress(zipCode: "1"))
         let observer = CoreObserver()
-        try user.tell(observer, whenPath: "address.zipCode", queue: queue) { observer, _ in observer.calls.append("zip") }
+        try user.tell(observer, whenPath: "address.zipCode", queue: queue) { observer, _ in observer.calls.append("zip")
+        }
         try user.tell(observer, whenPath: "address.city", queue: queue) { observer, _ in observer.calls.append("city") }
         let other = CoreObserver()
         try user.tell(other, whenPath: "address.zipCode", queue: queue) { other, _ in other.calls.append("zip") }
@@ -126,7 +128,10 @@ struct TellObservationTests {
             // only if its key paths were resolved on other objects of those classes).
             let cache = PathUserCache(currentUser: PathUser(address: PathAddress()))
             tokens.append(
-                cache.observe(KeyPathChain(\PathUserCache.currentUser).then(\.address).then(\.zipCode), observer: listener, queue: queue) { _, _, _ in })
+                cache.observe(
+                    KeyPathChain(\PathUserCache.currentUser).then(\.address).then(\.zipCode), observer: listener,
+                    queue: queue
+                ) { _, _, _ in })
             tokens.append(try cache.observe(path: "currentUser.name", observer: listener, queue: queue) { _, _ in })
             tokens.append(person.observe(\.firstName, observer: listener, queue: queue) { _, _ in })
         }

@@ -27,7 +27,9 @@ class ObservableModelSubclassProbe: ObservableModel, @unchecked Sendable {
 struct WhichChangedTests {
     /// The names of the changed properties, through `contains` (and `keyPaths`' order).
     static func names(_ changed: ChangedProperties<CorePerson>) -> [String] {
-        let all: [(PartialKeyPath<CorePerson>, String)] = [(\.firstName, "firstName"), (\.lastName, "lastName"), (\.age, "age")]
+        let all: [(PartialKeyPath<CorePerson>, String)] = [
+            (\.firstName, "firstName"), (\.lastName, "lastName"), (\.age, "age"),
+        ]
         let named = all.filter { changed.contains($0.0) }.map(\.1)
         precondition(changed.keyPaths.count == named.count && changed.count == named.count)
         return named
@@ -102,7 +104,8 @@ struct WhichChangedTests {
         let queue = CoalescingQueue(target: .manual)
         let person = CorePerson()
         var observer: CoreObserver? = CoreObserver()
-        let token = person.observe(whichOf: [\.firstName, \.age], observer: observer!, queue: queue) { observer, _, changed in
+        let token = person.observe(whichOf: [\.firstName, \.age], observer: observer!, queue: queue) {
+            observer, _, changed in
             observer.calls.append(Self.names(changed).joined(separator: ","))
         }
         person.age = 3

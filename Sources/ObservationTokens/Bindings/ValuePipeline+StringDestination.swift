@@ -101,7 +101,8 @@ struct StringDestination: Sendable {
             let storage = entry.storageType as? any ObservedDynamicStore.Type
         else {
             // A subclass without the property, reached through an `Any`-typed link.
-            _reportMisuse("binding to \"\(path)\" (created at \(site)): \(type(of: object)) has no @Observed property '\(name)'.")
+            _reportMisuse(
+                "binding to \"\(path)\" (created at \(site)): \(type(of: object)) has no @Observed property '\(name)'.")
             return
         }
         guard storage.store(value, in: object, at: entry.offset) else {

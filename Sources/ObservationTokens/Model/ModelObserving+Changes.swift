@@ -125,7 +125,8 @@ extension ModelObserving where Self: ObservableModel {
         }
         let last = LastDelivered<Any?>(read(self))
         return makeToken(
-            paths: [parsed], observer: nil, options: options, queue: queue, site: CreationSite(fileID: fileID, line: line),
+            paths: [parsed], observer: nil, options: options, queue: queue,
+            site: CreationSite(fileID: fileID, line: line),
             callback: { _, root, delivered in
                 let new: Any?
                 if let delivered = delivered as? EndpointDelivery {

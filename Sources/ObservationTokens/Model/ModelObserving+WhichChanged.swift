@@ -42,7 +42,9 @@ extension ModelObserving where Self: ObservableModel {
         let model = WeakBox(self)
         nonisolated(unsafe) let keyPaths = keyPaths  // key paths are immutable
         // The hub: scheduled by each property's subscription, delivered once per tick.
-        let hub = BindingSubscription(root: self, target: .property, options: [], queue: queue, site: site, group: group) {
+        let hub = BindingSubscription(
+            root: self, target: .property, options: [], queue: queue, site: site, group: group
+        ) {
             guard let model = model.load(as: Self.self) else { return }
             callback(model, ChangedProperties(keyPaths: keyPaths, changed: changed.take()))
         }
@@ -66,7 +68,8 @@ extension ModelObserving where Self: ObservableModel {
                 options: .immediate, queue: queue, site: site, group: group
             ) {
                 if immediate {
-                    guard let model = model.load(as: Self.self), weakHub.load(as: BindingSubscription.self)?.isActive == true
+                    guard let model = model.load(as: Self.self),
+                        weakHub.load(as: BindingSubscription.self)?.isActive == true
                     else { return }
                     callback(model, ChangedProperties(keyPaths: keyPaths, changed: [index]))
                 } else {

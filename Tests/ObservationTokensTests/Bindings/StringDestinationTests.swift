@@ -84,7 +84,9 @@ struct StringDestinationTests {
         // (and this write) take the store bit and count the store.
         let pathToken = try root.observe(path: "friend.friend.name", queue: queue) { _ in }
         #expect(friend._edgeCount.load(ordering: .relaxed) >= ObservableModel._readByPaths)
-        let storesOf = { (object: ObservableModel) in object._edgeCount.load(ordering: .relaxed) / ObservableModel._storeCount }
+        let storesOf = { (object: ObservableModel) in
+            object._edgeCount.load(ordering: .relaxed) / ObservableModel._storeCount
+        }
         let before = storesOf(friend)
         let source = BindPerson(name: "x")
         let token = try source.pipeline(of: \.name).bind(to: root, path: "friend.name", queue: queue)
@@ -119,7 +121,8 @@ struct StringDestinationTests {
     }
 
     @Test func theErrorSaysWhatToDo() {
-        let error = KeyPathError.wrongValueType("age", valueType: "Int", writtenType: "String", path: "friend.age", position: 2)
+        let error = KeyPathError.wrongValueType(
+            "age", valueType: "Int", writtenType: "String", path: "friend.age", position: 2)
         #expect(error.description.contains("holds Int"))
         #expect(error.description.contains("add a map to Int"))
     }
@@ -147,7 +150,8 @@ struct StringDestinationTests {
                 let holder = BindHolder()
                 holder.anything = BindPerson(age: 1)
                 // The types past `anything` (an `Any`) are known per push only.
-                let token = try? source.pipeline(path: "friend.name").bind(to: holder, path: "anything.age", queue: queue)
+                let token = try? source.pipeline(path: "friend.name").bind(
+                    to: holder, path: "anything.age", queue: queue)
                 withExtendedLifetime(token) {}
             }
         #endif

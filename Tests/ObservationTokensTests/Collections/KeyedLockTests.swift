@@ -1,3 +1,7 @@
+import Testing
+
+@testable import ObservationTokens
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Musl)
@@ -5,9 +9,6 @@
 #elseif canImport(Darwin)
     import Darwin
 #endif
-import Testing
-
-@testable import ObservationTokens
 
 /// A key whose `hash(into:)` creates a token on the dictionary it is used with: user code that
 /// takes the dictionary's bookkeeping lock. Hashing such a key under that lock would be a
@@ -21,7 +22,10 @@ final class CollReentrantKey: Hashable, @unchecked Sendable {  // one thread per
 
     func hash(into hasher: inout Hasher) {
         if let dictionary, tokens.count < 3 {
-            tokens.append(dictionary.observe(key: CollReentrantKey("other-\(tokens.count)"), queue: CoalescingQueue(target: .manual)) { _ in })
+            tokens.append(
+                dictionary.observe(
+                    key: CollReentrantKey("other-\(tokens.count)"), queue: CoalescingQueue(target: .manual)
+                ) { _ in })
         }
         hasher.combine(name)
     }

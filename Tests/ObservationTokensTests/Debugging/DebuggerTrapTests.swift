@@ -1,3 +1,7 @@
+import Testing
+
+@testable import ObservationTokens
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Musl)
@@ -5,9 +9,6 @@
 #elseif canImport(Darwin)
     import Darwin
 #endif
-import Testing
-
-@testable import ObservationTokens
 
 /// The parts of the debugging aids that depend on the process: whether a debugger is attached
 /// (a watchpoint then raises `SIGTRAP`), and the census being on from the start in debug builds.
