@@ -9,7 +9,9 @@ let package = Package(
         .executable(name: "TokenDemo", targets: ["TokenDemo"]),
     ],
     targets: [
-        .target(name: "ObservationTokens"),
+        .target(name: "ObservationTokens", dependencies: ["CObservationTokensRuntime"]),
+        // One Swift runtime entry point (`swift_tryRetain`), called with its C convention.
+        .target(name: "CObservationTokensRuntime"),
         .executableTarget(name: "TokenDemo", dependencies: ["ObservationTokens"]),
         .testTarget(name: "ObservationTokensTests", dependencies: ["ObservationTokens"]),
         // A user module built as new app targets are: every declaration is on the main actor

@@ -32,6 +32,7 @@ build_start=$(date +%s)
 # the build log, which is printed in full if the build fails.
 if ! swiftc -sanitize=fuzzer,address -parse-as-library -swift-version 6 \
     -module-name ObservationTokens -package-name ObservationTokens "$opt" -g -warnings-as-errors \
+    -I Sources/CObservationTokensRuntime/include \
     "${sources[@]}" Fuzz/KeyPathFuzzer.swift -o "$binary" >"$build/build.log" 2>&1; then
     cat "$build/build.log"
     echo "fuzz-keypaths: build FAILED"

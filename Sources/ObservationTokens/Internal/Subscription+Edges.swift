@@ -327,7 +327,7 @@ struct WalkMemo {
     private static func unwritten(_ walk: Walk) -> Bool {
         guard !walk.path.hasInnerWildcard else { return false }
         for key in walk.keys where !key.isLeaf {
-            guard let object = key.registry.weakOwner, object.storeVersion == key.version else { return false }
+            guard key.registry.ownerStoreVersion == key.version else { return false }
         }
         return true
     }

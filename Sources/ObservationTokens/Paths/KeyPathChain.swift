@@ -31,11 +31,13 @@ public struct KeyPathChain<Root: ObservableModel, Value>: @unchecked Sendable {
         appendingTo previous: KeyPathChain<Root, Previous>?,
         segment: @escaping Segment<Model, Next>,
         reader: @escaping (ObservableModel, AnyKeyPath) -> Any?,
+        modelReader: ((ObservableModel, AnyKeyPath) -> ObservableModel??)?,
         evaluate: @escaping (Root) -> Value
     ) {
         var keyPath: AnyKeyPath?
         _ = segment(nil, &keyPath)
-        let key = PathStep.key(TypedKey(keyPath: KeyPathIdentity.canonical(keyPath!), reader: reader))
+        let key = PathStep.key(
+            TypedKey(keyPath: KeyPathIdentity.canonical(keyPath!), reader: reader, modelReader: modelReader))
         steps = previous.map { $0.steps + [key] } ?? [key]
         self.evaluate = evaluate
     }
@@ -46,6 +48,7 @@ public struct KeyPathChain<Root: ObservableModel, Value>: @unchecked Sendable {
         let segment = Self.segment(keyPath)
         self.init(
             appendingTo: KeyPathChain<Root, Value>?.none, segment: segment, reader: Self.reader(segment),
+            modelReader: Self.modelReader(segment),
             evaluate: { Self.readExclusively(segment, on: $0) })
     }
 
@@ -59,7 +62,7 @@ public struct KeyPathChain<Root: ObservableModel, Value>: @unchecked Sendable {
         let segment = Self.segment(keyPath)
         let evaluate = _evaluate
         return KeyPathChain<Root, Next>(
-            appendingTo: self, segment: segment, reader: Self.reader(segment),
+            appendingTo: self, segment: segment, reader: Self.reader(segment), modelReader: Self.modelReader(segment),
             evaluate: { Self.readExclusively(segment, on: evaluate($0)) })
     }
 
@@ -70,7 +73,7 @@ public struct KeyPathChain<Root: ObservableModel, Value>: @unchecked Sendable {
         let segment = Self.segment(keyPath)
         let evaluate = _evaluate
         return KeyPathChain<Root, Next?>(
-            appendingTo: self, segment: segment, reader: Self.reader(segment),
+            appendingTo: self, segment: segment, reader: Self.reader(segment), modelReader: Self.modelReader(segment),
             evaluate: { evaluate($0).map { Self.readExclusively(segment, on: $0) } })
     }
 
@@ -81,7 +84,7 @@ public struct KeyPathChain<Root: ObservableModel, Value>: @unchecked Sendable {
         let segment = Self.segment(keyPath)
         let evaluate = _evaluate
         return KeyPathChain<Root, Next?>(
-            appendingTo: self, segment: segment, reader: Self.reader(segment),
+            appendingTo: self, segment: segment, reader: Self.reader(segment), modelReader: Self.modelReader(segment),
             evaluate: { evaluate($0).flatMap { Self.readExclusively(segment, on: $0) } })
     }
 
@@ -118,6 +121,27 @@ public struct KeyPathChain<Root: ObservableModel, Value>: @unchecked Sendable {
             guard object is Model else { return nil }
             let next: Next = read(segment, on: unsafeDowncast(object, to: Model.self))
             return next
+        }
+    }
+
+    /// `reader` for a walk through the middle of the chain: the model the value holds, read in
+    /// specialized code and reinterpreted by the layout its type was found to have, with no
+    /// `Any` box and no cast per read (see `TypedKey.modelReader`). Nil for values that hold no
+    /// model class (the walk then reads through `reader`).
+    @inlinable @inline(__always)
+    static func modelReader<Model: ObservableModel, Next>(
+        _ segment: @escaping Segment<Model, Next>
+    ) -> ((ObservableModel, AnyKeyPath) -> ObservableModel??)? {
+        switch _ModelValueKind.of(Next.self) {
+        case .model, .optionalModel:
+            // `Item` and `Item?` are both laid out as `ObservableModel?` (a nullable reference).
+            return { object, _ in
+                guard object is Model else { return nil }
+                let next = read(segment, on: unsafeDowncast(object, to: Model.self))
+                return .some(unsafeBitCast(next, to: ObservableModel?.self))
+            }
+        case .other:
+            return nil
         }
     }
 

@@ -160,13 +160,20 @@ struct ObservedPath: Sendable {
                 return .unreachable
             }
             var version = 0
-            guard let (serial, value) = steps[index].readForWalk(on: object, version: &version) else {
+            if isLeaf {
+                guard let (serial, value) = steps[index].readForWalk(on: object, version: &version) else {
+                    return index == 0 ? nil : .unreachable
+                }
+                edges.append(EdgeKey(object: object, serial: serial, isLeaf: true, path: pathIndex, step: index))
+                return .value(value)
+            }
+            // A middle step needs only the model its value holds: read through typed code.
+            guard let (serial, next) = steps[index].readModelForWalk(on: object, version: &version) else {
                 return index == 0 ? nil : .unreachable
             }
             edges.append(
-                EdgeKey(object: object, serial: serial, isLeaf: isLeaf, path: pathIndex, step: index, version: version))
-            if isLeaf { return .value(value) }
-            guard let next = PathStep.model(in: value) else { return .unreachable }
+                EdgeKey(object: object, serial: serial, isLeaf: false, path: pathIndex, step: index, version: version))
+            guard let next else { return .unreachable }
             object = next
         }
         return .unreachable

@@ -474,6 +474,6 @@ struct HardKeyPathCacheTests {
             withExtendedLifetime(token) {}
         }
         let cached = model.registry.withLock { state in state.resolvedKeys.count }
-        #expect(cached <= RegistryState.resolvedKeyLimit)
+        #expect(cached <= ResolvedKeys.limitPerProperty)
     }
 }
