@@ -105,28 +105,34 @@ public final class CoalescingQueue: Sendable {
                 hook = state.drainDidEndHook
                 return nil
             }
-            guard let batch else { break }
-            for item in batch {
-                switch item {
-                case .notice(let notice):
-                    notice()
-                case .deliveries(let subscriptions, let root):
-                    // The item keeps the root alive while its deliveries run.
-                    var later: [Subscription] = []
-                    // Through the buffer, each subscription is borrowed, not retained again.
-                    subscriptions.withUnsafeBufferPointer { subscriptions in
-                        for index in subscriptions.indices {
-                            let outcome = Unmanaged.passUnretained(subscriptions[index])._withUnsafeGuaranteedRef {
-                                $0.deliver(drainID: drainID)
-                            }
-                            switch outcome {
-                            case .delivered: delivered += 1
-                            case .skipped: break
-                            case .deferred: later.append(subscriptions[index])
+            guard var batch else { break }
+            batch.withUnsafeMutableBufferPointer { items in
+                for index in items.indices {
+                    // Moved out, not copied (a copy retains the item's array and root, and the
+                    // batch releases them again), with a placeholder that owns nothing put back
+                    // for the batch to destroy. The item keeps its root alive while its
+                    // deliveries run, and lets go of it right after.
+                    let item = (items.baseAddress! + index).move()
+                    (items.baseAddress! + index).initialize(to: .deliveries([], nil))
+                    switch consume item {
+                    case .notice(let notice):
+                        notice()
+                    case .deliveries(let subscriptions, let root):
+                        var later: [Subscription] = []
+                        // Through the buffer, each subscription is borrowed, not retained again.
+                        subscriptions.withUnsafeBufferPointer { subscriptions in
+                            for index in subscriptions.indices {
+                                let outcome = Unmanaged.passUnretained(subscriptions[index])
+                                    ._withUnsafeGuaranteedRef { $0.deliver(drainID: drainID) }
+                                switch outcome {
+                                case .delivered: delivered += 1
+                                case .skipped: break
+                                case .deferred: later.append(subscriptions[index])
+                                }
                             }
                         }
+                        if !later.isEmpty { deferred.append(.deliveries(later, root)) }
                     }
-                    if !later.isEmpty { deferred.append(.deliveries(later, root)) }
                 }
             }
         }
@@ -160,6 +166,21 @@ public final class CoalescingQueue: Sendable {
     /// objects have weak references); other roots, of paths through it, one by one. An
     /// intermediate object on a path is never retained.
     static func enqueue(_ subscriptions: [Subscription], changedObject: ObservableModel) {
+        // The usual case, one subscription (a path token whose leaf is on this object, a
+        // tracked token): the array becomes the queue item as it is, with no other allocation.
+        if subscriptions.count == 1 {
+            let subscription = subscriptions[0]
+            let root = subscription.isRoot(changedObject) ? changedObject : subscription.root
+            // A root that is gone is deinitializing; its deinit ends the subscription.
+            guard let root else { return }
+            let queue = subscription.queue
+            let schedule = queue.state.withLock { state in
+                state.append(.deliveries(subscriptions, root))
+                return queue.markScheduledIfNeeded(&state)
+            }
+            if schedule { queue.scheduleDrain() }
+            return
+        }
         var start = 0
         while start < subscriptions.count {
             let queue = subscriptions[start].queue

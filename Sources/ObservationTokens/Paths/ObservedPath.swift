@@ -143,6 +143,8 @@ struct ObservedPath: Sendable {
     ) -> Endpoint? {
         if hasInnerWildcard { return fanOut(from: root, pathIndex: pathIndex, into: &edges) }
         var object = root
+        // One allocation for the walk's edges (appending one by one grew the array twice).
+        edges.reserveCapacity(edges.count + steps.count - start)
         for index in start..<steps.count {
             let isLeaf = index == steps.count - 1
             if case .wildcard = steps[index] {
