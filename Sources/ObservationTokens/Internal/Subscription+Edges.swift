@@ -305,9 +305,9 @@ struct WalkMemo {
         for _ in 0..<4 {
             var moved = false
             for index in walks.indices {
-                let walk = walks[index]
                 // Nothing the walk read was written since (one load per object): nothing to do.
-                if Self.unwritten(walk) { continue }
+                if isUnwritten(index) { continue }
+                let walk = walks[index]
                 let keys = Self.keys(walk.path, pathIndex: walk.pathIndex, from: walk.start, step: walk.step)
                 guard !Self.same(keys, walk.keys) else { continue }
                 moved = true
@@ -324,12 +324,18 @@ struct WalkMemo {
     /// Whether no object whose value a linear walk read has been stored to since: each middle
     /// step's object still has the store version the walk saw. A fan-out walk always counts as
     /// written (its keys don't record every read).
-    private static func unwritten(_ walk: Walk) -> Bool {
-        guard !walk.path.hasInnerWildcard else { return false }
-        for key in walk.keys where !key.isLeaf {
-            guard key.registry.ownerStoreVersion == key.version else { return false }
+    ///
+    /// Reads the walk in place: a copy of it would retain and release everything it holds.
+    private func isUnwritten(_ index: Int) -> Bool {
+        walks.withUnsafeBufferPointer { walks in
+            guard !walks[index].path.hasInnerWildcard else { return false }
+            return walks[index].keys.withUnsafeBufferPointer { keys in
+                for key in keys.indices where !keys[key].isLeaf {
+                    guard keys[key].registry.ownerStoreVersion == keys[key].version else { return false }
+                }
+                return true
+            }
         }
-        return true
     }
 
     private static func keys(_ path: ObservedPath, pathIndex: Int, from start: ObservableModel, step: Int)
