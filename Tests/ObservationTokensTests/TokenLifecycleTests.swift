@@ -693,6 +693,33 @@ import Testing
         #expect(token.debugDescription == expected)
     }
 
+    @Test func debugDescriptionStillNamesThePathsAfterTheRootDeinitialized() {
+        // Given path tokens (a typed chain, a string path, and a chain through a subclass's
+        // inherited property, which the base class's table has never seen) on roots that go away
+        let queue = CoalescingQueue(target: .manual)
+        var root: CoreDescNode? = CoreDescNode()
+        var subclassRoot: CoreDescNode? = CoreDescLeaf()
+        let middle = CoreDescNode()
+        root!.next = middle
+        subclassRoot!.other = middle
+        let chain = root!.observe(KeyPathChain(\CoreDescNode.next).then(\.value), queue: queue) { _, _ in }
+        let string = try! root!.observe(path: "next.value", queue: queue) { _ in }
+        let inherited = subclassRoot!.observe(KeyPathChain(\CoreDescNode.other).then(\.value), queue: queue) { _, _ in }
+        let inheritedText = inherited.debugDescription
+
+        // When the roots deinitialize
+        root = nil
+        subclassRoot = nil
+
+        // Then each description still names its path, as it did while the root was alive
+        #expect(chain.debugDescription.contains("CoreDescNode next.value"))
+        #expect(chain.debugDescription.hasSuffix("ended)"))
+        #expect(string.debugDescription.contains("CoreDescNode next.value"))
+        #expect(inheritedText.contains("other.value"))
+        #expect(inherited.debugDescription.contains("other.value"))
+        #expect(inherited.debugDescription.hasSuffix("ended)"))
+    }
+
     // MARK: Key paths that are not @Observed
 
     // Computed, nested and composed key paths are tracked now (see TrackedKeyPathTests); a key
@@ -717,3 +744,12 @@ import Testing
         #expect(person.observedProperties.isEmpty)
     }
 }
+
+/// A node for path descriptions; `CoreDescLeaf` adds nothing but its class.
+class CoreDescNode: ObservableModel, @unchecked Sendable {
+    @Observed var next: CoreDescNode? = nil
+    @Observed var other: CoreDescNode? = nil
+    @Observed var value = 0
+}
+
+final class CoreDescLeaf: CoreDescNode, @unchecked Sendable {}

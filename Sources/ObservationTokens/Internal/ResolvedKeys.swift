@@ -2,25 +2,29 @@
 /// key path cache, under its lock).
 ///
 /// Key paths are compared by identity (a key path literal is one object for the whole
-/// process). The identities and serials are kept apart from the key path objects, so a lookup
-/// scans plain words and touches no reference count; the objects are kept only to hold the
-/// identities valid while cached.
+/// process). A lookup scans the entries in place, comparing identities, and touches no
+/// reference count; the key path objects are kept only to hold the identities valid while
+/// cached. One array: an object's first cached key path costs one allocation.
 struct ResolvedKeys {
-    private var ids: [ObjectIdentifier] = []
-    private var serials: [UInt64] = []
-    private var keyPaths: [AnyKeyPath] = []
+    private struct Entry {
+        let id: ObjectIdentifier
+        let serial: UInt64
+        let keyPath: AnyKeyPath
+    }
+
+    private var entries: [Entry] = []
 
     /// Key path objects remembered per property.
     static let limitPerProperty = 16
 
     /// Key path objects cached (for tests).
-    var count: Int { ids.count }
+    var count: Int { entries.count }
 
     /// The serial `keyPath` resolved to, if it is cached.
     func serial(for keyPath: AnyKeyPath) -> UInt64? {
         let id = ObjectIdentifier(keyPath)
-        return ids.withUnsafeBufferPointer { ids in
-            for index in ids.indices where ids[index] == id { return serials[index] }
+        return entries.withUnsafeBufferPointer { entries in
+            for index in entries.indices where entries[index].id == id { return entries[index].serial }
             return nil
         }
     }
@@ -33,17 +37,11 @@ struct ResolvedKeys {
         guard self.serial(for: keyPath) == nil else { return }
         var sameProperty = 0
         var oldest = -1
-        for index in serials.indices where serials[index] == serial {
+        for index in entries.indices where entries[index].serial == serial {
             sameProperty += 1
             if oldest < 0 { oldest = index }
         }
-        if sameProperty >= Self.limitPerProperty {
-            ids.remove(at: oldest)
-            serials.remove(at: oldest)
-            keyPaths.remove(at: oldest)
-        }
-        ids.append(ObjectIdentifier(keyPath))
-        serials.append(serial)
-        keyPaths.append(keyPath)
+        if sameProperty >= Self.limitPerProperty { entries.remove(at: oldest) }
+        entries.append(Entry(id: ObjectIdentifier(keyPath), serial: serial, keyPath: keyPath))
     }
 }

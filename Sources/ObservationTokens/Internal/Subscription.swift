@@ -511,8 +511,10 @@ class Subscription: @unchecked Sendable {  // see the rules above
     }
 
     /// Called from the root's deinit, while its properties are still intact, for path tokens.
+    /// Paths that the classes' tables can name without the objects need nothing remembered:
+    /// their description is built when asked.
     final func rememberDescription(root: ObservableModel) {
-        guard !isProperty, let extras else { return }
+        guard !isProperty, let extras, !extras.paths.allSatisfy(\.isDescribableWithoutObjects) else { return }
         let description = extras.paths.map { $0.describe(from: root) }.joined(separator: ", ")
         extras.withLock { state in state.rememberedDescription = description }
     }
