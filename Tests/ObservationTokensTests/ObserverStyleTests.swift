@@ -322,6 +322,25 @@ import Testing
         #expect(first == nil)
     }
 
+    @Test func observationStateIsReportedWhateverClassesWereObservedBefore() {
+        // Given first tokens on fresh objects of a hooked class, a plain class and a subclass of
+        // the hooked class, in turns (whether a class reports is remembered for the last class)
+        let queue = CoalescingQueue(target: .manual)
+        var tokens: [ObservationToken] = []
+        var hooked: [CoreHookedModel] = []
+        for round in 0..<3 {
+            let model = round == 1 ? CoreHookedSubclass() : CoreHookedModel()
+            hooked.append(model)
+            tokens.append(CorePerson().observe(\.firstName, queue: queue) { _ in })
+            tokens.append(model.observe(\.first, queue: queue) { _ in })
+            tokens.append(CorePerson().observe(\.firstName, queue: queue) { _ in })
+        }
+
+        // Then every hooked object, of either class, reported its first observer
+        #expect(hooked.map(\.transitions.entries) == [["first+"], ["first+"], ["first+"]])
+        withExtendedLifetime(tokens) {}
+    }
+
     @Test func observationStateReportsEachPropertyOfAMultiPropertyToken() {
         let queue = CoalescingQueue(target: .manual)
         let model = CoreHookedModel()

@@ -61,7 +61,7 @@ final class CoreCountedModel: ObservableModel, @unchecked Sendable {
 /// arrived) or `"name-"` (last observer left), plus what introspection said at that moment.
 ///
 /// `@unchecked Sendable`: see ``CorePerson``.
-final class CoreHookedModel: ObservableModel, ObservationStateObserving, @unchecked Sendable {
+class CoreHookedModel: ObservableModel, ObservationStateObserving, @unchecked Sendable {
     @Observed var first = 0
     @Observed var second = 0
     @Observed var third = 0
@@ -76,6 +76,9 @@ final class CoreHookedModel: ObservableModel, ObservationStateObserving, @unchec
         countsSeenInHook.append(observerCount(ofProperty: property))
     }
 }
+
+/// A subclass of ``CoreHookedModel``: it inherits the conformance.
+final class CoreHookedSubclass: CoreHookedModel, @unchecked Sendable {}
 
 // MARK: - Values for the equality rule
 
