@@ -1,4 +1,5 @@
 @_spi(Reflection) import Swift
+import Synchronization
 
 /// The `@Observed` properties of a class, found once per class from its type metadata.
 ///
@@ -44,7 +45,23 @@ struct PropertyTable: Sendable {
     /// Typed key paths resolved on objects of this class, and the entry each one reads.
     private let keyPaths: KeyPathEntries
 
-    private static let cache = Locked<[ObjectIdentifier: PropertyTable]>(state: [:])
+    /// One table per class, built once and never removed (a class's properties never change).
+    private final class Box: Sendable {
+        let id: ObjectIdentifier
+        let table: PropertyTable
+
+        init(id: ObjectIdentifier, table: PropertyTable) {
+            self.id = id
+            self.table = table
+        }
+    }
+
+    private static let cache = Locked<[ObjectIdentifier: Box]>(state: [:])
+
+    /// The box of the class asked for last, unretained (the cache keeps every box alive for
+    /// good), or 0. Apps look up one class many times in a row (a first token on each of many
+    /// objects of a class); one load and a compare then replace a lock and a hash lookup.
+    private static let last = Atomic<UInt>(0)
 
     /// The table of `object`'s dynamic class.
     init(_ object: ObservableModel) {
@@ -57,10 +74,27 @@ struct PropertyTable: Sendable {
     ///   the first time.
     static func of(_ type: ObservableModel.Type) -> PropertyTable {
         let id = ObjectIdentifier(type)
-        if let known = cache.withLock({ $0[id] }) { return known }
-        let table = PropertyTable(building: type)
-        cache.withLock { $0[id] = table }
-        return table
+        let bits = last.load(ordering: .acquiring)
+        if bits != 0 {
+            let table = Unmanaged<Box>.fromOpaque(UnsafeRawPointer(bitPattern: bits)!)._withUnsafeGuaranteedRef {
+                $0.id == id ? $0.table : nil
+            }
+            if let table { return table }
+        }
+        let box: Box
+        if let known = cache.withLock({ $0[id] }) {
+            box = known
+        } else {
+            // Built outside the lock; a table built twice by racing threads keeps the first.
+            let built = Box(id: id, table: PropertyTable(building: type))
+            box = cache.withLock { cache in
+                if let existing = cache[id] { return existing }
+                cache[id] = built
+                return built
+            }
+        }
+        last.store(UInt(bitPattern: Unmanaged.passUnretained(box).toOpaque()), ordering: .releasing)
+        return box.table
     }
 
     private init(building type: ObservableModel.Type) {

@@ -107,3 +107,16 @@ final class OwnerRoot: ObservableModel, @unchecked Sendable {
         withExtendedLifetime(token) {}
     }
 }
+
+/// Per-class answers kept for the class asked for last (`PropertyTable.of`, the
+/// `ObservationStateObserving` check) must answer for the class asked, whatever came before.
+@Suite struct ClassCacheTests {
+    @Test func theTableIsTheOneOfTheClassAskedForInTurns() {
+        for _ in 0..<3 {
+            #expect(PropertyTable.of(OwnerLeaf.self).typeName == "OwnerLeaf")
+            #expect(PropertyTable.of(OwnerLeaf.self).entries.map(\.name) == ["name"])
+            #expect(PropertyTable.of(OwnerRoot.self).typeName == "OwnerRoot")
+            #expect(PropertyTable.of(OwnerRoot.self).entries.map(\.name) == ["leaf", "optionalLeaf"])
+        }
+    }
+}
