@@ -187,6 +187,27 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
         }
     }
 
+    /// `readForPathVersioned` for a typed model step whose key path this object has resolved
+    /// before: the serial, what `reader` read (nil: the object is not of the reader's type;
+    /// `.some(nil)`: no model there), and the store version. Nil, reading nothing, when the
+    /// key path is not cached here or the owner is dead; the caller then takes the general
+    /// route.
+    func readCachedModel(
+        _ keyPath: AnyKeyPath, on object: ObservableModel,
+        reader: (ObservableModel, AnyKeyPath) -> ObservableModel??
+    ) -> (serial: UInt64, next: ObservableModel??, version: Int)? {
+        withLock { state in
+            guard !state.isDead, state.isReadByPaths, let serial = state.resolvedKeys.serial(for: keyPath) else {
+                return nil
+            }
+            object._beginExclusiveRead()
+            defer { object._endExclusiveStore() }
+            let next = reader(object, keyPath)
+            // Read while holding the bit (see `readForPathVersioned`).
+            return (serial, next, object.storeVersion & ~ObservableModel._storeBit)
+        }
+    }
+
     // MARK: Changes
 
     /// The slow path of a setter: tell every subscription on `serial` (and on `*`).

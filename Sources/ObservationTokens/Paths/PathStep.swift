@@ -68,6 +68,16 @@ enum PathStep: Sendable {
         guard case .key(let key) = self else {
             return readForWalk(on: object, version: &version).map { ($0.serial, Self.model(in: $0.value)) }
         }
+        // The usual case, a typed model step already resolved on this object: one lock round
+        // trip that passes the reader and the key path along, copying neither the key nor its
+        // closures (each copy retains three references).
+        if let modelReader = key.modelReader,
+            let read = object.registry.readCachedModel(key.keyPath, on: object, reader: modelReader)
+        {
+            guard let next = read.next else { return nil }
+            version = read.version
+            return (read.serial, next)
+        }
         return Self.readForWalk(key, on: object, version: &version) { key.readModel($0) }.map { ($0.serial, $0.value) }
     }
 
