@@ -263,7 +263,10 @@ struct WalkMemo {
         /// Present when the walk started at the changed object's property.
         let expecting: (Registry, UInt64)?
         var keys: [ObservedPath.EdgeKey]
-        var subscribers: [Subscription]
+        /// The subscriptions the walk moved: the first, and any others sharing the walk (kept
+        /// apart so that the usual walk, for one subscription, allocates no list).
+        let subscriber: Subscription
+        var moreSubscribers: [Subscription]
     }
 
     private var walks: [Walk] = []
@@ -285,7 +288,7 @@ struct WalkMemo {
         if let shared,
             let index = walks.firstIndex(where: { $0.identity == shared && $0.step == step && $0.start === start })
         {
-            walks[index].subscribers.append(subscription)
+            walks[index].moreSubscribers.append(subscription)
             subscription.moveEdges(
                 path: Int32(pathIndex), from: Int32(step), expecting: walks[index].expecting, to: walks[index].keys)
             return
@@ -294,7 +297,7 @@ struct WalkMemo {
         walks.append(
             Walk(
                 start: start, step: step, pathIndex: pathIndex, path: path, identity: shared, expecting: expecting,
-                keys: keys, subscribers: [subscription]))
+                keys: keys, subscriber: subscription, moreSubscribers: []))
         subscription.moveEdges(path: Int32(pathIndex), from: Int32(step), expecting: expecting, to: keys)
     }
 
@@ -312,7 +315,9 @@ struct WalkMemo {
                 guard !Self.same(keys, walk.keys) else { continue }
                 moved = true
                 walks[index].keys = keys
-                for subscription in walk.subscribers {
+                walk.subscriber.moveEdges(
+                    path: Int32(walk.pathIndex), from: Int32(walk.step), expecting: walk.expecting, to: keys)
+                for subscription in walk.moreSubscribers {
                     subscription.moveEdges(
                         path: Int32(walk.pathIndex), from: Int32(walk.step), expecting: walk.expecting, to: keys)
                 }
