@@ -41,11 +41,7 @@ extension ModelObserving where Self: ObservableModel {
                 let model = unsafeDowncast(root, to: Self.self)
                 // With `.endpointChanges`, the endpoint the delivery compared; otherwise read
                 // now, each segment under its object's store bit (see `KeyPathChain.segment`).
-                if let delivered = delivered as? EndpointDelivery, let value = delivered.value(as: Value.self) {
-                    callback(model, value)
-                } else {
-                    callback(model, chain.evaluate(model))
-                }
+                callback(model, chain.deliveredValue(delivered, on: model))
             })
         if !isValid { token.invalidate() }
         return token
@@ -87,9 +83,7 @@ extension ModelObserving where Self: ObservableModel {
                 // Deliveries pass the observer given at creation, alive.
                 guard let observer else { return }
                 let model = unsafeDowncast(root, to: Self.self)
-                let value =
-                    (delivered as? EndpointDelivery)?.value(as: Value.self) ?? chain.evaluate(model)
-                callback(unsafeDowncast(observer, to: Observer.self), model, value)
+                callback(unsafeDowncast(observer, to: Observer.self), model, chain.deliveredValue(delivered, on: model))
             })
         if !isValid { token.invalidate() }
         return token

@@ -145,6 +145,22 @@ public struct KeyPathChain<Root: ObservableModel, Value>: @unchecked Sendable {
         }
     }
 
+    /// The value a delivery passes to the callback: the endpoint a `.endpointChanges` delivery
+    /// compared (`delivered`), or the chain read now.
+    ///
+    /// The endpoint's route is a function of its own: generic code that may form a `Value?`
+    /// looks up `Optional<Value>`'s metadata on entry (≈ 300 instructions), which every
+    /// delivery without an endpoint paid for nothing.
+    func deliveredValue(_ delivered: Any?, on root: Root) -> Value {
+        guard let delivered else { return evaluate(root) }
+        return carriedValue(delivered, on: root)
+    }
+
+    @inline(never)
+    private func carriedValue(_ delivered: Any, on root: Root) -> Value {
+        (delivered as? EndpointDelivery)?.value(as: Value.self) ?? evaluate(root)
+    }
+
     @inlinable @inline(__always)
     static func read<Model, Next>(_ segment: Segment<Model, Next>, on model: Model) -> Next {
         var unused: AnyKeyPath?
