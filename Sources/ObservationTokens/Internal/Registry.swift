@@ -27,7 +27,7 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
     /// Not a `weak` reference: the first weak reference to an object gives it a side table,
     /// after which every retain and release of it takes the runtime's slow path (≈ 40
     /// instructions each instead of one atomic add). Models are retained and released on every
-    /// set that moves a path and every delivery, so that cost was ≈ 15 % of an app-shaped
+    /// set that moves a path and every delivery, so that cost was ≈ 23 % of an app-shaped
     /// workload (W17). Under the lock, while `isDead` is false, the owner's memory is valid (its
     /// deinit takes the lock to set `isDead`), and `swift_tryRetain` retains it unless its
     /// deinit has begun.

@@ -257,7 +257,9 @@ struct WalkMemo {
         let start: ObservableModel
         let step: Int
         let pathIndex: Int
-        let path: ObservedPath
+        /// The path itself is the first subscriber's (`extras.paths[pathIndex]`): a copy here
+        /// would retain what its steps hold, once per walk.
+        let hasInnerWildcard: Bool
         /// Set for paths shared by key path identity.
         let identity: [ObjectIdentifier]?
         /// Present when the walk started at the changed object's property.
@@ -280,11 +282,12 @@ struct WalkMemo {
     /// Walks `subscription`'s path `pathIndex` from step `step` of `start` (sharing a walk made
     /// for another subscription when the path is the same typed path) and moves its edges.
     mutating func walk(_ subscription: Subscription, pathIndex: Int, from start: ObservableModel, step: Int) {
-        let path = subscription.paths[pathIndex]
-        let shared = subscription.paths.count == 1 ? path.typedIdentity : nil
+        guard let paths = subscription.extras?.paths else { return }
+        let shared = paths.count == 1 ? paths[pathIndex].typedIdentity : nil
+        let hasInnerWildcard = paths[pathIndex].hasInnerWildcard
         // A retarget's walk starts at the changed property; it is stale once the path no longer
         // runs through it. Walks from the root (fan-outs, `walkPathsAgain`) can't be stale.
-        let expecting = start === changed && serial != 0 && !path.hasInnerWildcard ? (changedRegistry, serial) : nil
+        let expecting = start === changed && serial != 0 && !hasInnerWildcard ? (changedRegistry, serial) : nil
         if let shared,
             let index = walks.firstIndex(where: { $0.identity == shared && $0.step == step && $0.start === start })
         {
@@ -293,11 +296,11 @@ struct WalkMemo {
                 path: Int32(pathIndex), from: Int32(step), expecting: walks[index].expecting, to: walks[index].keys)
             return
         }
-        let keys = Self.keys(path, pathIndex: pathIndex, from: start, step: step)
+        let keys = Self.keys(paths[pathIndex], pathIndex: pathIndex, from: start, step: step)
         walks.append(
             Walk(
-                start: start, step: step, pathIndex: pathIndex, path: path, identity: shared, expecting: expecting,
-                keys: keys, subscriber: subscription, moreSubscribers: []))
+                start: start, step: step, pathIndex: pathIndex, hasInnerWildcard: hasInnerWildcard, identity: shared,
+                expecting: expecting, keys: keys, subscriber: subscription, moreSubscribers: []))
         subscription.moveEdges(path: Int32(pathIndex), from: Int32(step), expecting: expecting, to: keys)
     }
 
@@ -311,7 +314,9 @@ struct WalkMemo {
                 // Nothing the walk read was written since (one load per object): nothing to do.
                 if isUnwritten(index) { continue }
                 let walk = walks[index]
-                let keys = Self.keys(walk.path, pathIndex: walk.pathIndex, from: walk.start, step: walk.step)
+                guard let paths = walk.subscriber.extras?.paths else { continue }
+                let keys = Self.keys(
+                    paths[walk.pathIndex], pathIndex: walk.pathIndex, from: walk.start, step: walk.step)
                 guard !Self.same(keys, walk.keys) else { continue }
                 moved = true
                 walks[index].keys = keys
@@ -333,7 +338,7 @@ struct WalkMemo {
     /// Reads the walk in place: a copy of it would retain and release everything it holds.
     private func isUnwritten(_ index: Int) -> Bool {
         walks.withUnsafeBufferPointer { walks in
-            guard !walks[index].path.hasInnerWildcard else { return false }
+            guard !walks[index].hasInnerWildcard else { return false }
             return walks[index].keys.withUnsafeBufferPointer { keys in
                 for key in keys.indices where !keys[key].isLeaf {
                     guard keys[key].registry.ownerStoreVersion == keys[key].version else { return false }

@@ -159,8 +159,10 @@ struct ObservedPath: Sendable {
         // One allocation for the walk's edges (appending one by one grew the array twice).
         edges.reserveCapacity(edges.count + steps.count - start)
         for index in start..<steps.count {
+            // One copy of the step (each copy retains its key path and closures).
+            let step = steps[index]
             let isLeaf = index == steps.count - 1
-            if case .wildcard = steps[index] {
+            if case .wildcard = step {
                 // Only ever the last step here.
                 edges.append(
                     EdgeKey(object: object, serial: PathStep.wildcardSerial, isLeaf: true, path: pathIndex, step: index)
@@ -168,7 +170,7 @@ struct ObservedPath: Sendable {
                 return .unreachable
             }
             if isLeaf, !needsEndpoint {
-                guard let serial = steps[index].resolveSerial(on: object) else {
+                guard let serial = step.resolveSerial(on: object) else {
                     return index == 0 ? nil : .unreachable
                 }
                 edges.append(EdgeKey(object: object, serial: serial, isLeaf: true, path: pathIndex, step: index))
@@ -176,14 +178,14 @@ struct ObservedPath: Sendable {
             }
             var version = 0
             if isLeaf {
-                guard let (serial, value) = steps[index].readForWalk(on: object, version: &version) else {
+                guard let (serial, value) = step.readForWalk(on: object, version: &version) else {
                     return index == 0 ? nil : .unreachable
                 }
                 edges.append(EdgeKey(object: object, serial: serial, isLeaf: true, path: pathIndex, step: index))
                 return .value(value)
             }
             // A middle step needs only the model its value holds: read through typed code.
-            guard let (serial, next) = steps[index].readModelForWalk(on: object, version: &version) else {
+            guard let (serial, next) = step.readModelForWalk(on: object, version: &version) else {
                 return index == 0 ? nil : .unreachable
             }
             edges.append(
