@@ -100,6 +100,26 @@ import Testing
         #expect(refs.everythingIsGone)
     }
 
+    /// One, two and three tokens on a property made pending by one set (a lone pending token
+    /// is queued without a list, several with one): every subscription is freed once its token
+    /// is dropped and the queue drained.
+    @Test(arguments: [1, 2, 3])
+    func pendingTokensOfOnePropertyAreFreedAfterTheirDelivery(count: Int) {
+        let queue = CoalescingQueue(target: .manual)
+        let person = CorePerson()
+        var tokens = (0..<count).map { _ in person.observe(\.firstName, queue: queue) { _ in } }
+        weak let first = tokens.first?.subscription
+        weak let last = tokens.last?.subscription
+        person.firstName = "Ada"
+        #expect(queue.drain() == count)
+        person.firstName = "Grace"
+        tokens.removeAll()
+        #expect(queue.drain() == 0)
+        #expect(first == nil)
+        #expect(last == nil)
+        #expect(person.observedPropertyCount == 0)
+    }
+
     @Test func invalidateFreesEverythingButTheTokenItself() {
         // Given an observation
         let queue = CoalescingQueue(target: .manual)

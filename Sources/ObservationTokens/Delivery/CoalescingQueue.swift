@@ -117,20 +117,15 @@ public final class CoalescingQueue: Sendable {
                     switch consume item {
                     case .notice(let notice):
                         notice()
+                    case .delivery(let subscription, let root):
+                        switch subscription.deliver(drainID: drainID) {
+                        case .delivered: delivered += 1
+                        case .skipped: break
+                        case .deferred: deferred.append(.delivery(subscription, root))
+                        }
                     case .deliveries(let subscriptions, let root):
                         var later: [Subscription] = []
-                        // Through the buffer, each subscription is borrowed, not retained again.
-                        subscriptions.withUnsafeBufferPointer { subscriptions in
-                            for index in subscriptions.indices {
-                                let outcome = Unmanaged.passUnretained(subscriptions[index])
-                                    ._withUnsafeGuaranteedRef { $0.deliver(drainID: drainID) }
-                                switch outcome {
-                                case .delivered: delivered += 1
-                                case .skipped: break
-                                case .deferred: later.append(subscriptions[index])
-                                }
-                            }
-                        }
+                        delivered += Self.deliver(subscriptions, drainID: drainID, later: &later)
                         if !later.isEmpty { deferred.append(.deliveries(later, root)) }
                     }
                 }
@@ -138,6 +133,26 @@ public final class CoalescingQueue: Sendable {
         }
         if reschedule { scheduleDrain() }
         hook?()
+        return delivered
+    }
+
+    /// Delivers a run of subscriptions that share a root and returns how many callbacks ran;
+    /// those that already fired in this drain go to `later`. A function of its own, so that
+    /// the count stays in a register instead of a variable captured by the drain's closures.
+    private static func deliver(_ subscriptions: [Subscription], drainID: UInt64, later: inout [Subscription]) -> Int {
+        var delivered = 0
+        // Through the buffer, each subscription is borrowed, not retained again.
+        subscriptions.withUnsafeBufferPointer { subscriptions in
+            for index in subscriptions.indices {
+                let outcome = Unmanaged.passUnretained(subscriptions[index])
+                    ._withUnsafeGuaranteedRef { $0.deliver(drainID: drainID) }
+                switch outcome {
+                case .delivered: delivered += 1
+                case .skipped: break
+                case .deferred: later.append(subscriptions[index])
+                }
+            }
+        }
         return delivered
     }
 
@@ -154,7 +169,7 @@ public final class CoalescingQueue: Sendable {
     /// goes away.
     func enqueue(_ subscription: Subscription, retaining root: ObservableModel) {
         let schedule = state.withLock { state in
-            state.append(.deliveries([subscription], root))
+            state.append(.delivery(subscription, root))
             return markScheduledIfNeeded(&state)
         }
         if schedule { scheduleDrain() }
@@ -192,7 +207,7 @@ public final class CoalescingQueue: Sendable {
                 if subscription.isRoot(changedObject) {
                     rooted.append(subscription)
                 } else if let root = subscription.root {
-                    items.append(.deliveries([subscription], root))
+                    items.append(.delivery(subscription, root))
                 }
                 // A root that is gone is deinitializing; its deinit ends the subscription.
             }
@@ -263,6 +278,9 @@ public final class CoalescingQueue: Sendable {
 // `@unchecked`: the model object is carried only to keep it alive until the delivery, which
 // hands it to the callback on the target's thread, as the setting thread handed it over.
 private enum Item: @unchecked Sendable {
+    /// The pending delivery of one subscription (the usual case: no array to allocate), and
+    /// its root, which the item keeps alive.
+    case delivery(Subscription, ObservableModel?)
     /// Pending deliveries of subscriptions sharing one root, which the item keeps alive.
     case deliveries([Subscription], ObservableModel?)
     case notice(@Sendable () -> Void)
@@ -300,8 +318,13 @@ private struct QueueState {
     var pendingCount: Int {
         guard ended > 0 else { return queued + notices }
         var live = 0
-        for case .deliveries(let subscriptions, _) in items {
-            for subscription in subscriptions where subscription.isActive { live += 1 }
+        for item in items {
+            switch item {
+            case .delivery(let subscription, _): if subscription.isActive { live += 1 }
+            case .deliveries(let subscriptions, _):
+                for subscription in subscriptions where subscription.isActive { live += 1 }
+            case .notice: break
+            }
         }
         return live + notices
     }
@@ -321,6 +344,15 @@ private struct QueueState {
         kept.reserveCapacity(items.count)
         queued = 0
         for item in items {
+            if case .delivery(let subscription, _) = item {
+                if subscription.isActive {
+                    kept.append(item)
+                    queued += 1
+                } else {
+                    removed.append(item)
+                }
+                continue
+            }
             guard case .deliveries(let subscriptions, let root) = item else {
                 kept.append(item)
                 continue
@@ -339,6 +371,7 @@ private struct QueueState {
 
     private mutating func count(_ item: Item, sign: Int) {
         switch item {
+        case .delivery: queued += sign
         case .deliveries(let subscriptions, _): queued += sign * subscriptions.count
         case .notice: notices += sign
         }

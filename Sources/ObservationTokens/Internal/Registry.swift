@@ -222,7 +222,11 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
     /// is gone: a cascade of immediate callbacks (each setting the next model's property) then
     /// costs the setter's small frames per level, not this function's large one.
     func propertyDidChange(owner: ObservableModel, serial: UInt64, oldValue: () -> Any) -> [Subscription]? {
-        // Optional arrays: the common case allocates nothing and releases nothing.
+        // Optional arrays: the common case allocates nothing and releases nothing. The first
+        // plain subscription made pending is kept apart, retained by hand (a trivial value, so
+        // the sets that make nothing pending release nothing): one alone is queued without an
+        // array. Once there are two, the array owns it.
+        var firstPlain: Unmanaged<Subscription>?
         var plain: [Subscription]?
         var candidates: [Subscription]?
         var needsWork: [(subscription: Subscription, isLeaf: Bool)]?
@@ -243,9 +247,14 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
                         switch route {
                         case .settled: return
                         case .enqueue:
+                            guard let first = firstPlain else {
+                                firstPlain = member.retain()  // under the lock: it can't go away
+                                return
+                            }
                             if plain == nil {
                                 plain = []
                                 plain!.reserveCapacity(properties[index].members.count)
+                                plain!.append(first.takeRetainedValue())
                             }
                             plain!.append(member.takeUnretainedValue())
                             return
@@ -262,7 +271,12 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
             }
         }
         // Plain subscriptions are single-property tokens on this property: rooted here.
-        if let plain { CoalescingQueue.enqueue(plain, root: owner) }
+        if let plain {
+            CoalescingQueue.enqueue(plain, root: owner)
+        } else if let firstPlain {
+            let first = firstPlain.takeRetainedValue()
+            first.queue.enqueue(first, retaining: owner)
+        }
         guard candidates != nil || needsWork != nil else { return nil }
         if var candidates {
             for subscription in candidates {
