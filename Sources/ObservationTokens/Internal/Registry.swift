@@ -403,9 +403,11 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
     func ownerDidDeinit(owner: ObservableModel) {
         let (members, retained) = withLock { state -> ([Subscription], [Subscription]) in
             state.isDead = true
+            // One list for all, sized once (a list per property, appended, allocated each).
             var members: [Subscription] = []
+            members.reserveCapacity(state.properties.reduce(0) { $0 + $1.members.count })
             for index in state.properties.indices {
-                members.append(contentsOf: state.properties[index].members.removeAll())
+                state.properties[index].members.removeAll(into: &members)
             }
             state.properties = []
             defer { state.retained = [] }

@@ -78,11 +78,16 @@ struct WeakSet<Element: AnyObject> {
     /// Removes every element and returns them, retained, for processing outside the lock.
     mutating func removeAll() -> [Element] {
         var result: [Element] = []
-        result.reserveCapacity(count)
+        removeAll(into: &result)
+        return result
+    }
+
+    /// Empties the set, appending its elements (retained) to `result`.
+    mutating func removeAll(into result: inout [Element]) {
+        result.reserveCapacity(result.count + count)
         forEachUnretained { element, _ in result.append(element.takeUnretainedValue()) }
         slots.removeAll()
         firstFree = -1
         count = 0
-        return result
     }
 }
