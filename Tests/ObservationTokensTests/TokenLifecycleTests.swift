@@ -693,6 +693,27 @@ import Testing
         #expect(token.debugDescription == expected)
     }
 
+    @Test func debugDescriptionsOfSeveralTokensStillNameTheirPropertiesAfterTheObjectDeinitialized() {
+        // Given tokens on different properties of one object, two on the same one, and one on
+        // two properties (the object remembers names only for what its tokens watch)
+        let queue = CoalescingQueue(target: .manual)
+        var person: CorePerson? = CorePerson()
+        let first = person!.observe(\.firstName, queue: queue) { _ in }
+        let again = person!.observe(\.firstName, queue: queue) { _ in }
+        let last = person!.observe(\.lastName, queue: queue) { _ in }
+        let both = person!.observe(\.firstName, \.lastName, queue: queue) { _ in }
+
+        // When the object deinitializes
+        person = nil
+
+        // Then each ended token still names its properties
+        #expect(first.debugDescription.contains("CorePerson firstName,"))
+        #expect(again.debugDescription.contains("CorePerson firstName,"))
+        #expect(last.debugDescription.contains("CorePerson lastName,"))
+        #expect(both.debugDescription.contains("CorePerson firstName, lastName,"))
+        #expect([first, again, last, both].allSatisfy { $0.debugDescription.hasSuffix("ended)") })
+    }
+
     @Test func debugDescriptionStillNamesThePathsAfterTheRootDeinitialized() {
         // Given path tokens (a typed chain, a string path, and a chain through a subclass's
         // inherited property, which the base class's table has never seen) on roots that go away

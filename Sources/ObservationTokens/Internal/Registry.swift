@@ -417,7 +417,19 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
         // of those before it costs less than hashing; among many, a set.
         let all = members + retained
         var seen = all.count > 16 ? Set<ObjectIdentifier>(minimumCapacity: all.count) : nil
-        var named = false
+        // Single-property tokens rooted here describe themselves by their property's name from
+        // now on: found in the class's cached table by the storage's immutable serial, for the
+        // properties such tokens watch only (no reflection, no value read). Stored before any
+        // token is told, as telling one may describe it.
+        var names: [(serial: UInt64, name: String)] = []
+        var table: PropertyTable?
+        for subscription in all where subscription.rootRegistry === self {
+            guard let serial = subscription.attachedPropertySerial, !names.contains(where: { $0.serial == serial })
+            else { continue }
+            if table == nil { table = PropertyTable(owner) }
+            if let name = table!.name(ofSerial: serial, in: owner) { names.append((serial, name)) }
+        }
+        if !names.isEmpty { withLock { state in state.namesAfterDeinit = names } }
         for index in all.indices {
             let subscription = all[index]
             if seen != nil {
@@ -425,17 +437,7 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
             } else if all[..<index].contains(where: { $0 === subscription }) {
                 continue
             }
-            if subscription.rootRegistry === self {
-                if !named {
-                    named = true
-                    // Tokens rooted here describe themselves by these names from now on: the
-                    // class's cached table and the storages' immutable serials, no reflection
-                    // and no value read.
-                    let names = PropertyTable(owner).names(in: owner)
-                    withLock { state in state.namesAfterDeinit = names }
-                }
-                subscription.rememberDescription(root: owner)
-            }
+            if subscription.rootRegistry === self { subscription.rememberDescription(root: owner) }
             subscription.objectDidDeinit(ownerID)
         }
     }

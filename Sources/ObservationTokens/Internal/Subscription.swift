@@ -497,6 +497,11 @@ class Subscription: @unchecked Sendable {  // see the rules above
         }
     }
 
+    /// The serial of the one property a `.property` target watches, while attached.
+    final var attachedPropertySerial: UInt64? {
+        isProperty && propertySlot >= 0 ? propertySerial : nil
+    }
+
     /// The observed paths as dotted names, for debug descriptions (names from the classes'
     /// tables, which read no other property); remembered when the root deinitializes.
     final var pathDescription: String {

@@ -146,11 +146,6 @@ struct PropertyTable: Sendable {
     func name(ofSerial serial: UInt64, in object: ObservableModel) -> String? {
         entries.first { $0.serial(in: object) == serial }?.name
     }
-
-    /// Every property's serial in `object`, with its name.
-    func names(in object: ObservableModel) -> [(serial: UInt64, name: String)] {
-        entries.map { ($0.serial(in: object), $0.name) }
-    }
 }
 
 /// A class's resolved typed key paths, by key path identity. Key path objects are retained, so
