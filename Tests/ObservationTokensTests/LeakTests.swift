@@ -107,13 +107,16 @@ import Testing
     func pendingTokensOfOnePropertyAreFreedAfterTheirDelivery(count: Int) {
         let queue = CoalescingQueue(target: .manual)
         let person = CorePerson()
-        var tokens = (0..<count).map { _ in person.observe(\.firstName, queue: queue) { _ in } }
-        weak let first = tokens.first?.subscription
-        weak let last = tokens.last?.subscription
-        person.firstName = "Ada"
-        #expect(queue.drain() == count)
-        person.firstName = "Grace"
-        tokens.removeAll()
+        var tokens: [ObservationToken]? = (0..<count).map { _ in person.observe(\.firstName, queue: queue) { _ in } }
+        weak let first = tokens?.first?.subscription
+        weak let last = tokens?.last?.subscription
+        // Alive until here (an optimized build may otherwise release them after their last use).
+        withExtendedLifetime(tokens) {
+            person.firstName = "Ada"
+            #expect(queue.drain() == count)
+            person.firstName = "Grace"
+        }
+        tokens = nil
         #expect(queue.drain() == 0)
         #expect(first == nil)
         #expect(last == nil)
