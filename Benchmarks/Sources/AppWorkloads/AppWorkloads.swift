@@ -92,7 +92,8 @@ public final class OTViewModel {
             viewModel.hits &+= item.title.utf8.count | 1
         }
         .store(in: &tokens)
-        item.observe(KeyPathChain(\OTItem.owner).then(\.count), observer: self, queue: queue) { viewModel, _, ownerCount in
+        item.observe(KeyPathChain(\OTItem.owner).then(\.count), observer: self, queue: queue) {
+            viewModel, _, ownerCount in
             viewModel.hits &+= (ownerCount ?? 0) | 1
         }
         .store(in: &tokens)
