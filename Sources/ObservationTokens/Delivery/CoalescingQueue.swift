@@ -182,18 +182,12 @@ public final class CoalescingQueue: Sendable {
     /// intermediate object on a path is never retained.
     static func enqueue(_ subscriptions: [Subscription], changedObject: ObservableModel) {
         // The usual case, one subscription (a path token whose leaf is on this object, a
-        // tracked token): the array becomes the queue item as it is, with no other allocation.
+        // tracked token): one item of its own, no lists built.
         if subscriptions.count == 1 {
             let subscription = subscriptions[0]
-            let root = subscription.isRoot(changedObject) ? changedObject : subscription.root
             // A root that is gone is deinitializing; its deinit ends the subscription.
-            guard let root else { return }
-            let queue = subscription.queue
-            let schedule = queue.state.withLock { state in
-                state.append(.deliveries(subscriptions, root))
-                return queue.markScheduledIfNeeded(&state)
-            }
-            if schedule { queue.scheduleDrain() }
+            guard let root = subscription.isRoot(changedObject) ? changedObject : subscription.root else { return }
+            subscription.queue.enqueue(subscription, retaining: root)
             return
         }
         var start = 0
