@@ -162,6 +162,41 @@ func w9measured(_ model: Sum) {
     }
 }
 
+final class CachedSum: ObservableModel {
+    @Observed var input = 1
+    @Computed({ (model: CachedSum) in model.input &* 2 }) var doubled: Int
+}
+
+/// W11: 100,000 reads of a valid cached `@Computed`, then as many of a plain `@Observed`.
+func w11() {
+    let model = CachedSum()
+    blackHole(model.doubled)
+    w11measuredComputedReads(model)
+    w11measuredPlainReads(model)
+    w11measuredInputSets(model)
+}
+
+/// 10,000 sets of the input of the unobserved (and, after the first, already invalid)
+/// computed property.
+@inline(never)
+func w11measuredInputSets(_ model: CachedSum) {
+    for value in 0..<opaque(10_000) { model.input = value }
+}
+
+@inline(never)
+func w11measuredComputedReads(_ model: CachedSum) {
+    var sink = 0
+    for _ in 0..<opaque(100_000) { sink &+= model.doubled }
+    blackHole(sink)
+}
+
+@inline(never)
+func w11measuredPlainReads(_ model: CachedSum) {
+    var sink = 0
+    for _ in 0..<opaque(100_000) { sink &+= model.input }
+    blackHole(sink)
+}
+
 final class OptionalRoot: ObservableModel {
     @Observed var a: OptionalMiddle? = OptionalMiddle()
 }
@@ -276,6 +311,7 @@ case "W6": w6(live: Int(CommandLine.arguments.dropFirst(2).first ?? "") ?? 1_000
 case "W8": w8()
 case "W9": w9()
 case "W10": w10()
+case "W11": w11()
 case "W12": w12(size: Int(CommandLine.arguments.dropFirst(2).first ?? "") ?? 100_000)
 case "W13": w13()
 case "W14": w14()

@@ -14,6 +14,13 @@ import Synchronization
 @usableFromInline
 let _accessCaptureCount = Atomic<Int>(0)
 
+/// The address of `_accessCaptureCount` (a global: it never moves), for getters that keep it in
+/// an object they have loaded anyway, so that checking it needs no call to the global's accessor
+/// inside their loops. (`nonisolated(unsafe)`: an immutable pointer to an atomic.)
+nonisolated(unsafe) let accessCaptureCountAddress: UnsafePointer<Atomic<Int>> = withUnsafePointer(
+    to: _accessCaptureCount
+) { $0 }
+
 /// Records which `@Observed` storage a key path reads, to map a typed `KeyPath` onto the
 /// property it names.
 ///

@@ -22,14 +22,15 @@
 /// `==` for `Equatable` values, always otherwise).
 ///
 /// > Note: The value is cached under a lock of its own; the compute closure runs with no lock
-/// > held. Two threads reading an invalid value at once may both compute it; both results are
+/// > held. A valid value of a plain type of at most 32 bytes (`Int`, `Double`, `Bool`, small
+/// > enums and optionals of them, points, sizes, rectangles) is read without the lock. Two threads reading an invalid value at once may both compute it; both results are
 /// > from current inputs, and only a result computed with no invalidation since it started is
 /// > marked valid. A cycle between computed properties is a programming error: a debug build
 /// > traps naming the property; a release build returns the last cached value (or traps when
 /// > there is none).
 ///
-/// - Complexity: A read of a valid value is one lock round trip; an invalidation is O(1) per
-///   invalidated property.
+/// - Complexity: A read of a valid value is a few loads for plain values, one lock round trip
+///   otherwise; an invalidation is O(1) per invalidated property.
 @propertyWrapper
 public struct Computed<Model: ObservableModel, Value> {
     /// The `ComputedState<Model, Value>`, typed `AnyObject` so inlinable code can load it.
@@ -60,12 +61,12 @@ public struct Computed<Model: ObservableModel, Value> {
     public func invalidate() { state.invalidate() }
 
     /// Reads the property: the cached value if valid, a new computation otherwise.
-    @inlinable
+    @inlinable @inline(__always)
     public static subscript(
         _enclosingInstance object: Model,
         wrapped wrappedKeyPath: KeyPath<Model, Value>,
         storage storageKeyPath: ReferenceWritableKeyPath<Model, Self>
     ) -> Value {
-        _readSynthetic(object[keyPath: storageKeyPath].stateObject, object)
+        _readSynthetic(Unmanaged.passUnretained(object[keyPath: storageKeyPath].stateObject), object)
     }
 }

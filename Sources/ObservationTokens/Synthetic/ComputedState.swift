@@ -1,3 +1,5 @@
+import Synchronization
+
 /// The state of one `@Computed` storage: the cached value, whether it is valid, and the
 /// subscription that watches what the last computation read.
 ///
@@ -17,6 +19,10 @@ final class ComputedState<Model: ObservableModel, Value>: Locked<ComputedState.C
         @usableFromInline var value: Value?
         @usableFromInline var isValid = false
         var generation: UInt64 = 0
+        /// Computations running now (started by reads that found the value invalid). While
+        /// one runs, an invalidation tells dependants even though no valid value is cached:
+        /// the running computation's result may already be on its way into one of theirs.
+        var computing = 0
         /// The value tokens last heard of, for "notify only if changed".
         var published: Value?
         /// The subscription on the dependencies, created by the first computation.
@@ -33,6 +39,11 @@ final class ComputedState<Model: ObservableModel, Value>: Locked<ComputedState.C
     let compute: @Sendable (Model) -> Value
     /// False for `@Lazy`: what the computation reads is not a dependency.
     let tracksDependencies: Bool
+    /// The valid value for lock-free reads, when `Value` is plain bits of at most 32 bytes;
+    /// changed only under the lock, with `Cache.value` and `Cache.isValid`.
+    @usableFromInline let published = PublishedWords()
+    /// `_accessCaptureCount`, reached from the state the getter has loaded.
+    @usableFromInline let captureCount = accessCaptureCountAddress
 
     init(queue: CoalescingQueue, tracksDependencies: Bool = true, compute: @escaping @Sendable (Model) -> Value) {
         self.tracksDependencies = tracksDependencies
@@ -62,10 +73,17 @@ final class ComputedState<Model: ObservableModel, Value>: Locked<ComputedState.C
 
     // MARK: Reading
 
-    /// The cached value if it is valid: the getter's fast path, inlined into the caller.
+    /// The cached value if it is valid: the getter's fast path, inlined into the caller. Plain
+    /// values of up to 32 bytes are read without the lock (``PublishedWords``).
     @inlinable @inline(__always)
     final func cachedIfValid() -> Value? {
-        withLock { cache in cache.isValid ? cache.value : nil }
+        if PublishedWords.covers(Value.self) { return published.valid(as: Value.self) }
+        return withLock { cache in cache.isValid ? cache.value : nil }
+    }
+
+    /// Marks `value` valid for lock-free readers too. Call under the lock.
+    private func publish(_ value: Value) {
+        if PublishedWords.covers(Value.self) { published.publish(value) }
     }
 
     /// The getter: the cached value if valid; otherwise a computation.
@@ -79,7 +97,9 @@ final class ComputedState<Model: ObservableModel, Value>: Locked<ComputedState.C
             if SyntheticFrame.isProbing, let stale = withLock({ $0.value }) { return stale }
         }
         let (cached, generation) = withLock { cache -> (Value?, UInt64) in
-            (cache.isValid ? cache.value : nil, cache.generation)
+            if cache.isValid, let value = cache.value { return (value, cache.generation) }
+            cache.computing += 1
+            return (nil, cache.generation)
         }
         if let cached { return cached }
         return recompute(owner, generation: generation)
@@ -94,7 +114,11 @@ final class ComputedState<Model: ObservableModel, Value>: Locked<ComputedState.C
                     "@Computed \(name) reads itself through its own computation (a cycle between computed properties): break the cycle"
                 )
             #endif
-            if let stale = withLock({ $0.value }) { return stale }
+            let stale = withLock { cache in
+                cache.computing -= 1
+                return cache.value
+            }
+            if let stale { return stale }
             preconditionFailure("@Computed \(name) is part of a cycle and has no value yet: break the cycle")
         }
         // Created for `@Lazy` too: it schedules the recomputation of an observed value.
@@ -119,13 +143,20 @@ final class ComputedState<Model: ObservableModel, Value>: Locked<ComputedState.C
         return store(value, owner: owner, generation: generation)
     }
 
-    /// Caches a computed value; valid unless invalidated since `generation`.
+    /// Caches a computed value; valid unless invalidated since `generation`. A computation
+    /// that was invalidated while it ran never replaces a valid value: a later computation
+    /// (started after the invalidation) cached it, and it is newer.
     private func store(_ value: Value, owner: Model, generation: UInt64) -> Value {
         let observed = isObserved(owner)
         let released = withLock { cache -> (Value?, Value?) in
+            cache.computing -= 1
+            if cache.generation != generation && cache.isValid { return (nil, nil) }
             let old = cache.value
             cache.value = value
-            if cache.generation == generation { cache.isValid = true }
+            if cache.generation == generation {
+                cache.isValid = true
+                publish(value)
+            }
             if !observed {
                 let oldPublished = cache.published
                 cache.published = value
@@ -142,13 +173,14 @@ final class ComputedState<Model: ObservableModel, Value>: Locked<ComputedState.C
     /// Marks the value invalid (O(1)); tells dependent computed properties; schedules an
     /// eager recomputation when tokens observe this one.
     func invalidate() {
-        let wasValid = withLock { cache -> Bool in
+        let (tellsDependants, owner) = withLock { cache -> (Bool, Model?) in
             cache.generation &+= 1
+            published.withdraw()
             defer { cache.isValid = false }
-            return cache.isValid
+            return (cache.isValid || cache.computing > 0, cache.owner)
         }
-        guard let owner = withLock({ $0.owner }) else { return }
-        if wasValid { owner._propertyDidChange(serial: invalidationSerial) { () } }
+        guard let owner else { return }
+        if tellsDependants { owner._propertyDidChange(serial: invalidationSerial) { () } }
         if isObserved(owner) { withLock { $0.dependencies }?.schedule() }
     }
 
@@ -159,6 +191,7 @@ final class ComputedState<Model: ObservableModel, Value>: Locked<ComputedState.C
             if cache.owner == nil { cache.owner = owner }
             cache.generation &+= 1
             cache.isValid = true
+            publish(value)
             let old = cache.value
             cache.value = value
             let published = cache.published
@@ -173,7 +206,10 @@ final class ComputedState<Model: ObservableModel, Value>: Locked<ComputedState.C
     /// Marks the cached value valid, if there is one.
     func forceValid() {
         withLock { cache in
-            if cache.value != nil { cache.isValid = true }
+            if let value = cache.value {
+                cache.isValid = true
+                publish(value)
+            }
         }
     }
 

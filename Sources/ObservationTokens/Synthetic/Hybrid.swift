@@ -42,13 +42,13 @@ public struct Hybrid<Model: ObservableModel, Value> {
     }
 
     /// Reads the cached or computed value, or sets it.
-    @inlinable
+    @inlinable @inline(__always)
     public static subscript(
         _enclosingInstance object: Model,
         wrapped wrappedKeyPath: ReferenceWritableKeyPath<Model, Value>,
         storage storageKeyPath: ReferenceWritableKeyPath<Model, Self>
     ) -> Value {
-        get { _readSynthetic(object[keyPath: storageKeyPath].stateObject, object) }
+        get { _readSynthetic(Unmanaged.passUnretained(object[keyPath: storageKeyPath].stateObject), object) }
         set { _setSynthetic(object[keyPath: storageKeyPath].stateObject, newValue, object) }
     }
 }

@@ -13,7 +13,8 @@
 ///
 /// > Note: Threading rules are those of ``Computed``.
 ///
-/// - Complexity: A read of a valid value is one lock round trip.
+/// - Complexity: A read of a valid value is a few loads for plain values of at most 32 bytes
+///   (see ``Computed``), one lock round trip otherwise.
 @propertyWrapper
 public struct Lazy<Model: ObservableModel, Value> {
     /// The `ComputedState<Model, Value>`, typed `AnyObject` so inlinable code can load it.
@@ -38,13 +39,13 @@ public struct Lazy<Model: ObservableModel, Value> {
     }
 
     /// Reads the cached value, loading it if invalid.
-    @inlinable
+    @inlinable @inline(__always)
     public static subscript(
         _enclosingInstance object: Model,
         wrapped wrappedKeyPath: KeyPath<Model, Value>,
         storage storageKeyPath: ReferenceWritableKeyPath<Model, Self>
     ) -> Value {
-        _readSynthetic(object[keyPath: storageKeyPath].stateObject, object)
+        _readSynthetic(Unmanaged.passUnretained(object[keyPath: storageKeyPath].stateObject), object)
     }
 }
 

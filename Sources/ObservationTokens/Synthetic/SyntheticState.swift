@@ -10,14 +10,22 @@ protocol SyntheticStateProtocol: AnyObject {
 
 /// The getter of a synthetic property. Inlinable getters call it, so that loading the state
 /// from the object is a direct field access rather than a key path application at run time;
-/// itself inlinable, so that a valid cached value is read with one lock round trip specialized
-/// in the caller's module. Anything else (an invalid value, a read being tracked) goes to the
-/// library's `read`.
+/// itself inlinable, so that a valid cached value is read specialized in the caller's module —
+/// without a lock for plain values (``PublishedWords``), with one lock round trip otherwise.
+/// Anything else (an invalid value, a read being tracked) goes to the library's `read`.
+///
+/// The state is passed unretained: the wrapper that owns it is stored in `object`, which the
+/// caller keeps alive for the whole read, and is never replaced after the object's
+/// initialization. Not retaining it keeps a valid read free of reference counting.
 @inlinable @inline(__always)
-func _readSynthetic<Model: ObservableModel, Value>(_ state: AnyObject, _ object: Model) -> Value {
-    let state = unsafeDowncast(state, to: ComputedState<Model, Value>.self)
-    if _accessCaptureCount.load(ordering: .relaxed) == 0, let cached = state.cachedIfValid() { return cached }
-    return state.read(object)
+func _readSynthetic<Model: ObservableModel, Value>(_ state: Unmanaged<AnyObject>, _ object: Model) -> Value {
+    state._withUnsafeGuaranteedRef { state in
+        let state = unsafeDowncast(state, to: ComputedState<Model, Value>.self)
+        if state.captureCount.pointee.load(ordering: .relaxed) == 0, let cached = state.cachedIfValid() {
+            return cached
+        }
+        return state.read(object)
+    }
 }
 
 /// The setter of a `@Hybrid` property (see `_readSynthetic`).
