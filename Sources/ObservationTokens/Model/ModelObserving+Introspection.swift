@@ -8,11 +8,14 @@ extension ObservableModel {
     ///
     /// Reads no property values: names come from the class, cached after the first use.
     ///
-    /// - Complexity: O(*p* + *o*) in the `@Observed` properties and the observed ones.
+    /// - Complexity: O(*p* + *o*) in the observable properties and the observed ones.
     public final var observedProperties: [String] {
         guard let registry = existingRegistry else { return [] }
         let serials = Set(registry.observedSerials)
-        var names = PropertyTable(self).entries.filter { serials.contains($0.serial(in: self)) }.map(\.name)
+        let table = PropertyTable(self)
+        var names = table.observableNames.filter { name in
+            table.serial(ofProperty: name, in: self).map(serials.contains) ?? false
+        }
         if serials.contains(PathStep.wildcardSerial) { names.append("*") }
         return names
     }
@@ -22,16 +25,22 @@ extension ObservableModel {
     public final func observerCount(ofProperty name: String) -> Int {
         guard let registry = existingRegistry else { return 0 }
         if name == "*" { return registry.observerCount(ofSerial: PathStep.wildcardSerial) }
-        guard let entry = PropertyTable(self).entry(named: name) else { return 0 }
-        return registry.observerCount(ofSerial: entry.serial(in: self))
+        guard let serial = PropertyTable(self).serial(ofProperty: name, in: self) else { return 0 }
+        return registry.observerCount(ofSerial: serial)
     }
 
     /// Notifies the observers of the named property as if it had been set, for storage that
-    /// changed without going through the setter. Unknown names do nothing.
+    /// changed without going through the setter. Unknown names do nothing. For a synthetic
+    /// property this invalidates it, as ``ModelObserving/invalidate(_:)`` does.
     ///
     /// Change tokens report `old == new`, since the old value is not known.
     public final func propertyDidChange(named name: String) {
-        guard hasEdges, let entry = PropertyTable(self).entry(named: name) else {
+        let table = PropertyTable(self)
+        if let synthetic = table.syntheticEntry(named: name) {
+            synthetic.state(in: self).invalidate()
+            return
+        }
+        guard hasEdges, let entry = table.entry(named: name) else {
             return
         }
         let current = entry.value(in: self)

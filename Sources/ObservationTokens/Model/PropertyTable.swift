@@ -39,9 +39,25 @@ struct PropertyTable: Sendable {
         }
     }
 
+    /// A synthetic property (`@Computed`, `@Lazy`, `@Hybrid`): its serial and value live in
+    /// its state object, which the storage references.
+    struct SyntheticEntry: @unchecked Sendable {  // metatypes are immutable
+        let name: String
+        let offset: Int
+        let storageType: any SyntheticLayout.Type
+
+        var valueType: Any.Type { storageType.valueType }
+
+        func state(in object: ObservableModel) -> any SyntheticStateProtocol {
+            storageType.state(at: PropertyTable.address(of: object) + offset)
+        }
+    }
+
     let typeName: String
     /// Superclass properties first, in declaration order.
     let entries: [Entry]
+    /// The synthetic properties, superclass ones first, in declaration order.
+    let synthetic: [SyntheticEntry]
     /// Typed key paths resolved on objects of this class, and the entry each one reads.
     private let keyPaths: KeyPathEntries
 
@@ -101,11 +117,17 @@ struct PropertyTable: Sendable {
         typeName = String(describing: type)
         keyPaths = KeyPathEntries()
         var entries: [Entry] = []
+        var synthetic: [SyntheticEntry] = []
         // `classType` (raw value 1): `_EachFieldOptions.classType` is a mutable static, which
         // Swift 6 rejects. Fields of superclasses come first.
         _ = _forEachField(of: type, options: _EachFieldOptions(rawValue: 1)) { name, offset, fieldType, _ in
-            guard let storageType = fieldType as? any ObservedLayout.Type else { return true }
             let label = String(cString: name)
+            if let storageType = fieldType as? any SyntheticLayout.Type {
+                let name = label.hasPrefix("_") ? String(label.dropFirst()) : label
+                synthetic.append(SyntheticEntry(name: name, offset: offset, storageType: storageType))
+                return true
+            }
+            guard let storageType = fieldType as? any ObservedLayout.Type else { return true }
             guard label.hasPrefix("_") else { return true }
             entries.append(
                 Entry(
@@ -116,6 +138,24 @@ struct PropertyTable: Sendable {
             return true
         }
         self.entries = entries
+        self.synthetic = synthetic
+        // Names in declaration order (offsets grow with it, superclass fields first).
+        var ordered = entries.map { ($0.offset, $0.name) } + synthetic.map { ($0.offset, $0.name) }
+        ordered.sort { $0.0 < $1.0 }
+        observableNames = ordered.map(\.1)
+    }
+
+    /// The `@Observed` and synthetic property names, in declaration order.
+    let observableNames: [String]
+
+    func syntheticEntry(named name: String) -> SyntheticEntry? {
+        synthetic.first { $0.name == name }
+    }
+
+    /// The serial of the `@Observed` or synthetic property `name` of `object`; reads no value.
+    func serial(ofProperty name: String, in object: ObservableModel) -> UInt64? {
+        if let entry = entry(named: name) { return entry.serial(in: object) }
+        return syntheticEntry(named: name)?.state(in: object).serial
     }
 
     @inline(__always)
@@ -197,13 +237,15 @@ extension Observed: ObservedLayout {
 }
 
 extension ObservableModel {
-    /// The names of this object's `@Observed` properties, superclass properties first.
+    /// The names of this object's observable properties — `@Observed` and synthetic
+    /// (`@Computed`, `@Lazy`, `@Hybrid`) — superclass properties first, in declaration order.
+    /// Each can be named in a string key path.
     ///
     /// Read from the class once and cached: reads no property of the object.
     ///
-    /// - Complexity: O(*p*) in the number of `@Observed` properties.
+    /// - Complexity: O(1); the array is built once per class.
     public var observablePropertyNames: [String] {
-        PropertyTable(self).entries.map(\.name)
+        PropertyTable(self).observableNames
     }
 }
 
@@ -221,7 +263,9 @@ extension PropertyTable {
 
         init(_ table: PropertyTable, type: ObservableModel.Type) {
             typeName = table.typeName
-            properties = table.entries.map { Property(name: $0.name, valueType: $0.valueType) }
+            properties =
+                table.entries.map { Property(name: $0.name, valueType: $0.valueType) }
+                + table.synthetic.map { Property(name: $0.name, valueType: $0.valueType) }
         }
 
         /// Every class has one: it is read from the class, not from an instance.

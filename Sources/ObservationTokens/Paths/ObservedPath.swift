@@ -164,6 +164,7 @@ struct ObservedPath: Sendable {
             let isLeaf = index == steps.count - 1
             if case .wildcard = step {
                 // Only ever the last step here.
+                PathStep.evaluateSyntheticProperties(of: object)
                 edges.append(
                     EdgeKey(object: object, serial: PathStep.wildcardSerial, isLeaf: true, path: pathIndex, step: index)
                 )
@@ -207,6 +208,7 @@ struct ObservedPath: Sendable {
             switch steps[index] {
             case .wildcard:
                 if index == 0 { rootResolved = true }
+                if isLeaf { PathStep.evaluateSyntheticProperties(of: object) }
                 edges.append(
                     EdgeKey(
                         object: object, serial: PathStep.wildcardSerial, isLeaf: isLeaf, path: pathIndex, step: index))

@@ -33,7 +33,7 @@ enum PathStep: Sendable {
             // Collections name their count, indexes, keys and members (Collections/).
             if let collection = object as? any ObservedCollectionPaths { return collection.resolve(component: name) }
             // The class's table: reads this property's serial and value, no other property.
-            guard let entry = PropertyTable(object).entry(named: name) else { return nil }
+            guard let entry = PropertyTable(object).entry(named: name) else { return Self.synthetic(name, on: object) }
             return (entry.serial(in: object), entry.value(in: object))
         case .wildcard:
             return nil
@@ -53,7 +53,14 @@ enum PathStep: Sendable {
         switch self {
         case .key(let key):
             return Self.readForWalk(key, on: object, version: &version) { key.read($0) }
-        case .name:
+        case .name(let name):
+            // A synthetic property is read outside the registry lock (reading it may compute
+            // it, which runs user code), and never counts as unwritten: its value changes
+            // without a store on its object.
+            if let read = Self.synthetic(name, on: object) {
+                version = -1
+                return read
+            }
             let read = object.registry.readForPathVersioned { _ in resolve(on: object) }
             version = read?.version ?? 0
             return read?.value ?? nil
@@ -132,11 +139,31 @@ enum PathStep: Sendable {
             if let serial = Self.serialFromClass(of: key, on: object) { return serial }
         case .name(let name):
             if object is any ObservedCollectionPaths { return resolve(on: object)?.serial }
-            return PropertyTable(object).entry(named: name)?.serial(in: object)
+            if let serial = PropertyTable(object).entry(named: name)?.serial(in: object) { return serial }
+            return Self.synthetic(name, on: object)?.serial
         case .wildcard:
             return nil
         }
         return resolve(on: object)?.serial
+    }
+
+    /// The synthetic property (`@Computed`, `@Lazy`, `@Hybrid`) of `object` named `name`: its
+    /// serial and its value, cached or computed now. Computing it also wires its dependencies,
+    /// so a token made on it is told of their changes (observing evaluates at registration).
+    private static func synthetic(_ name: String, on object: ObservableModel) -> (serial: UInt64, value: Any)? {
+        guard let entry = PropertyTable(object).syntheticEntry(named: name) else { return nil }
+        let state = entry.state(in: object)
+        return (state.serial, state.value(of: object))
+    }
+
+    /// Reads every `@Computed` and `@Hybrid` property of `object` that has no valid value, so
+    /// that a `*` edge made on it hears of their dependencies' changes (observing evaluates at
+    /// registration). `@Lazy` ones stay unloaded until read: they have no dependencies.
+    static func evaluateSyntheticProperties(of object: ObservableModel) {
+        for entry in PropertyTable(object).synthetic {
+            let state = entry.state(in: object)
+            if state.tracksDependencies, !state.isValid { _ = state.value(of: object) }
+        }
     }
 
     /// The serial of the storage `key` reads on `object`, if the key path was resolved on

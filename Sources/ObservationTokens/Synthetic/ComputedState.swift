@@ -62,12 +62,16 @@ final class ComputedState<Model: ObservableModel, Value>: Locked<ComputedState.C
 
     var isValid: Bool { withLock { $0.isValid } }
 
-    /// Whether `owner` has a token on this property.
+    func value(of owner: ObservableModel) -> Any { read(unsafeDowncast(owner, to: Model.self)) }
+
+    /// Whether `owner` has a token on this property, or on `*` (every property, this one too).
     private func isObserved(_ owner: Model) -> Bool {
         guard owner.hasEdges, let registry = owner.existingRegistry else { return false }
         let serial = serial
         return registry.withLock { state in
-            state.properties.contains { $0.serial == serial && !$0.members.isEmpty }
+            state.properties.contains {
+                ($0.serial == serial || $0.serial == PathStep.wildcardSerial) && !$0.members.isEmpty
+            }
         }
     }
 

@@ -54,6 +54,8 @@ public struct Hybrid<Model: ObservableModel, Value> {
 }
 
 extension Hybrid: SyntheticLayout {
+    static var valueType: Any.Type { Value.self }
+
     static func state(at address: UnsafeRawPointer) -> any SyntheticStateProtocol {
         address.assumingMemoryBound(to: Self.self).pointee.state
     }

@@ -50,6 +50,8 @@ public struct Lazy<Model: ObservableModel, Value> {
 }
 
 extension Lazy: SyntheticLayout {
+    static var valueType: Any.Type { Value.self }
+
     static func state(at address: UnsafeRawPointer) -> any SyntheticStateProtocol {
         address.assumingMemoryBound(to: Self.self).pointee.state
     }

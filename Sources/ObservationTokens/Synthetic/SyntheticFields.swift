@@ -1,7 +1,6 @@
-@_spi(Reflection) import Swift
-
-/// The synthetic storages of an object, found from its class's field records (superclass
-/// ones first). Reads only the storages' immutable state references.
+/// The synthetic storages of an object (`@Computed`, `@Lazy`, `@Hybrid`), superclass ones
+/// first, from its class's ``PropertyTable`` (built once per class). Reads only the storages'
+/// immutable state references.
 enum SyntheticFields {
     struct Field {
         let name: String
@@ -9,18 +8,7 @@ enum SyntheticFields {
     }
 
     static func fields(of object: ObservableModel) -> [Field] {
-        let base = UnsafeRawPointer(Unmanaged.passUnretained(object).toOpaque())
-        var fields: [Field] = []
-        _ = _forEachField(of: type(of: object), options: _EachFieldOptions(rawValue: 1)) { name, offset, fieldType, _ in
-            guard let storage = fieldType as? any SyntheticLayout.Type else { return true }
-            let label = String(cString: name)
-            fields.append(
-                Field(
-                    name: label.hasPrefix("_") ? String(label.dropFirst()) : label,
-                    state: storage.state(at: base + offset)))
-            return true
-        }
-        return fields
+        PropertyTable(object).synthetic.map { Field(name: $0.name, state: $0.state(in: object)) }
     }
 
     /// The declared name of the property whose state is `state`, for messages.
@@ -32,10 +20,13 @@ enum SyntheticFields {
 
 /// How to load a synthetic storage's state from an object's memory.
 protocol SyntheticLayout {
+    static var valueType: Any.Type { get }
     static func state(at address: UnsafeRawPointer) -> any SyntheticStateProtocol
 }
 
 extension Computed: SyntheticLayout {
+    static var valueType: Any.Type { Value.self }
+
     static func state(at address: UnsafeRawPointer) -> any SyntheticStateProtocol {
         address.assumingMemoryBound(to: Self.self).pointee.state
     }

@@ -4,8 +4,13 @@ import Synchronization
 protocol SyntheticStateProtocol: AnyObject {
     var isValid: Bool { get }
     var serial: UInt64 { get }
+    /// False for `@Lazy`: what its load reads is not a dependency.
+    var tracksDependencies: Bool { get }
     func invalidate()
     func forceValid()
+    /// The property's value on `owner` (the object whose storage holds this state), as its
+    /// getter returns it: cached if valid, computed otherwise.
+    func value(of owner: ObservableModel) -> Any
 }
 
 /// The getter of a synthetic property. Inlinable getters call it, so that loading the state
