@@ -48,6 +48,65 @@ public struct Computed<Model: ObservableModel, Value> {
         stateObject = ComputedState(queue: queue, compute: compute)
     }
 
+    /// Declares a computed property whose dependencies are the paths you list, as
+    /// EBNObservable's synthetic properties had them, instead of what its computation reads.
+    ///
+    /// ```swift
+    /// final class Badge: ObservableModel {
+    ///     @Observed var owner: Person?
+    ///     @Observed var title = ""
+    ///     @Computed(dependsOn: ["owner.firstName", "title"], { (badge: Badge) in
+    ///         badge.title + " " + (badge.owner?.firstName ?? "")
+    ///     })
+    ///     var label: String
+    /// }
+    /// ```
+    ///
+    /// A path may start nil, or pass through `nil` later: it is followed again as its objects
+    /// are replaced, like an observed path. A path that can't be observed (a property that
+    /// doesn't exist, a value that isn't a model) is a programming error found at the first
+    /// computation: a debug build traps naming the property and the path; a release build makes
+    /// the property depend on every property of its object instead.
+    ///
+    /// > Important: What the computation reads is *not* a dependency: a property it reads but
+    /// > you did not list leaves the value stale when it changes. Prefer the tracking
+    /// > initializer, whose dependencies can't drift from the code.
+    ///
+    /// - Parameters:
+    ///   - queue: Where eager recomputations of an observed value run (the end of its tick).
+    ///   - paths: String key paths rooted at the model (`"owner.firstName"`, `"items.count"`,
+    ///     `"owner.*"`); `*` only as a path's last component.
+    ///   - compute: Computes the value from the model.
+    public init(
+        queue: CoalescingQueue = .main, dependsOn paths: [String], _ compute: @escaping @Sendable (Model) -> Value
+    ) {
+        stateObject = ComputedState(
+            queue: queue, declared: DeclaredDependencies(paths: paths, keyPaths: []), compute: compute)
+    }
+
+    /// Declares a computed property whose dependencies are what the typed key paths you list
+    /// read, instead of what its computation reads (as the string-path initializer does).
+    ///
+    /// ```swift
+    /// @Computed(dependsOn: [\TypedBadge.owner?.firstName, \TypedBadge.title], { (badge: TypedBadge) in
+    ///     badge.title + " " + (badge.owner?.firstName ?? "")
+    /// })
+    /// var label: String
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - queue: Where eager recomputations of an observed value run (the end of its tick).
+    ///   - keyPaths: Typed key paths rooted at the model. Each is applied at every computation;
+    ///     every `@Observed` or computed property it reads is a dependency.
+    ///   - compute: Computes the value from the model.
+    public init(
+        queue: CoalescingQueue = .main, dependsOn keyPaths: [PartialKeyPath<Model> & Sendable],
+        _ compute: @escaping @Sendable (Model) -> Value
+    ) {
+        stateObject = ComputedState(
+            queue: queue, declared: DeclaredDependencies(paths: [], keyPaths: keyPaths), compute: compute)
+    }
+
     /// Not available: `@Computed` works only inside ``ObservableModel`` subclasses.
     @available(*, unavailable, message: "@Computed can only be used on properties of an ObservableModel subclass")
     public var wrappedValue: Value {

@@ -45,8 +45,15 @@ final class ComputedState<Model: ObservableModel, Value>: Locked<ComputedState.C
     /// `_accessCaptureCount`, reached from the state the getter has loaded.
     @usableFromInline let captureCount = accessCaptureCountAddress
 
-    init(queue: CoalescingQueue, tracksDependencies: Bool = true, compute: @escaping @Sendable (Model) -> Value) {
-        self.tracksDependencies = tracksDependencies
+    /// Dependencies declared at the declaration (`dependsOn:`), which replace tracking.
+    let declared: DeclaredDependencies<Model>?
+
+    init(
+        queue: CoalescingQueue, tracksDependencies: Bool = true, declared: DeclaredDependencies<Model>? = nil,
+        compute: @escaping @Sendable (Model) -> Value
+    ) {
+        self.tracksDependencies = tracksDependencies && declared == nil
+        self.declared = declared
         serial = _observedSerials.wrappingAdd(2, ordering: .relaxed).oldValue
         invalidationSerial = serial + 1
         self.queue = queue
@@ -137,12 +144,25 @@ final class ComputedState<Model: ObservableModel, Value>: Locked<ComputedState.C
         let recording = scratch.recording
         // Each storage's edge is attached as the getter records it, before it reads (the
         // install race: a set between the read and a later wiring would be lost).
-        if tracksDependencies { recording.pointee.attacher = dependencies }
+        if tracksDependencies || declared != nil { recording.pointee.attacher = dependencies }
         let previous = AccessCapture.beginTracking(recording)
-        let value = SyntheticFrame.run(self) { compute(owner) }
+        var declaredCount = 0
+        let value = SyntheticFrame.run(self) {
+            if let declared {
+                // Declared paths first, wired; then the closure, whose reads are not dependencies.
+                declared.read(from: owner, property: SyntheticFields.name(of: self, in: owner))
+                recording.pointee.attacher = nil
+                declaredCount = scratch.pointee.accesses.count
+            }
+            return compute(owner)
+        }
         AccessCapture.endTracking(restoring: previous)
         // Drops the edges of storages this computation no longer read.
-        if tracksDependencies { dependencies.rewire(to: scratch.pointee.accesses) }
+        if tracksDependencies {
+            dependencies.rewire(to: scratch.pointee.accesses)
+        } else if declared != nil {
+            dependencies.rewire(to: Array(scratch.pointee.accesses.prefix(declaredCount)))
+        }
         scratch.pointee.accesses.removeAll()
         return store(value, owner: owner, generation: generation)
     }

@@ -16,6 +16,31 @@ enum ReadmeComputedSnippet {
     }
 }
 
+/// docs/Synthetic.md, "Declared dependencies", and the DocC of `Computed.init(queue:dependsOn:_:)`.
+enum DeclaredDependencySnippet {
+    final class Person: ObservableModel {
+        @Observed var firstName = ""
+    }
+
+    final class Badge: ObservableModel {
+        @Observed var owner: Person?
+        @Observed var title = ""
+        @Computed(dependsOn: ["owner.firstName", "title"], { (badge: Badge) in
+            badge.title + " " + (badge.owner?.firstName ?? "")
+        })
+        var label: String
+    }
+
+    final class TypedBadge: ObservableModel {
+        @Observed var owner: Person?
+        @Observed var title = ""
+        @Computed(dependsOn: [\TypedBadge.owner?.firstName, \TypedBadge.title], { (badge: TypedBadge) in
+            badge.title + " " + (badge.owner?.firstName ?? "")
+        })
+        var label: String
+    }
+}
+
 /// docs/Synthetic.md: EBN's shape, without the test's compute counters.
 enum SyntheticDocSnippet {
     final class SynthShape: ObservableModel {
@@ -99,6 +124,19 @@ struct DebuggingAndSyntheticDocSnippetTests {
         person.firstName = "Ada"
         person.lastName = "Lovelace"
         #expect(person.fullName == "Ada Lovelace")
+    }
+
+    @Test func declaredDependenciesInvalidateTheBadge() {
+        let badge = DeclaredDependencySnippet.Badge()
+        let typed = DeclaredDependencySnippet.TypedBadge()
+        let ada = DeclaredDependencySnippet.Person()
+        #expect(badge.label == " ")
+        #expect(typed.label == " ")
+        badge.owner = ada
+        typed.owner = ada
+        ada.firstName = "Ada"
+        #expect(badge.label == " Ada")
+        #expect(typed.label == " Ada")
     }
 
     @Test func syntheticShapeComputesItsRect() {
