@@ -95,6 +95,28 @@ struct SyntheticPathTests {
         withExtendedLifetime(token) {}
     }
 
+    @Test func aTypedChainRunsThroughAComputedProperty() {
+        // Given a chain whose first step is a computed object
+        let card = SynthCard()
+        let first = card.owner!
+        let names = CoreRecorder<String>()
+        let chain = KeyPathChain(\SynthCard.currentOwner).then(\.name)
+        let token = card.observe(chain, queue: synthPathQueue) { _, name in names.append(name ?? "-") }
+        first.name = "Lin"
+        synthPathQueue.drain()
+        #expect(names.entries == ["Lin"])
+        // When the computed object changes, the chain follows it
+        let second = SynthOwner()
+        card.owner = second
+        synthPathQueue.drain()
+        first.name = "Old"
+        synthPathQueue.drain()
+        second.name = "New"
+        synthPathQueue.drain()
+        #expect(names.entries == ["Lin", "Ada", "New"])
+        withExtendedLifetime(token) {}
+    }
+
     @Test func starCoversComputedPropertiesButLeavesLazyOnesUnloaded() throws {
         // Given a `*` token on a card whose computed property reads another object
         let card = SynthCard()
