@@ -123,6 +123,30 @@ import Testing
         #expect(person.observedPropertyCount == 0)
     }
 
+    /// The same for tracked tokens (a closure reading two properties), which a set makes
+    /// pending through the candidates' route: one alone is kept without a list.
+    @Test(arguments: [1, 2, 3])
+    func pendingTrackedTokensAreFreedAfterTheirDelivery(count: Int) {
+        let queue = CoalescingQueue(target: .manual)
+        let person = CorePerson()
+        var tokens: [ObservationToken]? = (0..<count).map { _ in
+            person.observe(queue: queue) { person in _ = person.firstName + person.lastName }
+        }
+        weak let first = tokens?.first?.subscription
+        weak let last = tokens?.last?.subscription
+        withExtendedLifetime(tokens) {
+            person.firstName = "Ada"
+            person.lastName = "Lovelace"
+            #expect(queue.drain() == count)
+            person.firstName = "Grace"
+        }
+        tokens = nil
+        #expect(queue.drain() == 0)
+        #expect(first == nil)
+        #expect(last == nil)
+        #expect(person.observedPropertyCount == 0)
+    }
+
     @Test func invalidateFreesEverythingButTheTokenItself() {
         // Given an observation
         let queue = CoalescingQueue(target: .manual)

@@ -86,9 +86,8 @@ final class OvlCalls: Sendable {
                 calls.hit("endpointOf+observer")
             })
         tokens.append(node.observeAll(observer: observer, queue: queue) { _, _ in calls.hit("all+observer") })
-        // A tracking closure is its own callback: it runs at creation, and a second time because
-        // that first run read properties it had no edge on yet (docs/Tracking.md, "Runs twice").
-        #expect(calls.all == ["tracking": 2, "tracking+observer": 2])
+        // A tracking closure is its own callback: it runs once at creation.
+        #expect(calls.all == ["tracking": 1, "tracking+observer": 1])
 
         node.a = 1
         node.child?.a = 1
@@ -100,7 +99,7 @@ final class OvlCalls: Sendable {
             "value changes", "checking", "whichOf", "all", "endpointOf", "changes+observer", "chain changes",
             "chains+observer", "paths+observer", "whichOf+observer", "endpointOf+observer", "all+observer",
         ]
-        let creationRuns = ["tracking": 2, "tracking+observer": 2]
+        let creationRuns = ["tracking": 1, "tracking+observer": 1]
         #expect(calls.all == Dictionary(uniqueKeysWithValues: expected.map { ($0, 1 + creationRuns[$0, default: 0]) }))
         withExtendedLifetime((tokens, observer)) {}
     }

@@ -7,9 +7,54 @@
 //
 // The code is the same as PeerBench times (AppWorkloads). Cases: W17-combine [ticks],
 // W17-observation [ticks], W18-combine [count], W18-observation [count], W19-combine,
-// W19-observation.
+// W19-observation, W9-observation (PeerBench's W9 peer: `withObservationTracking` re-armed after
+// each of 1,000 changes).
 
 import AppWorkloads
+
+#if canImport(Observation)
+    import Observation
+
+    @Observable
+    final class ProfileAppleSum {
+        var a = 0
+        var b = 0
+        var c = 0
+        var sum: Int { a + b + c }
+    }
+
+    /// `@unchecked Sendable`: `onChange` runs synchronously inside the setter, on this thread.
+    final class ProfileFired: @unchecked Sendable {
+        var count = 0
+    }
+
+    /// W9's peer: set one of three inputs, `onChange` fires, read the value, re-arm.
+    @inline(never)
+    func measuredW9Apple(_ model: ProfileAppleSum, changes: Int) -> Int {
+        let fired = ProfileFired()
+        var total = 0
+        func arm() {
+            withObservationTracking {
+                _ = model.sum
+            } onChange: {
+                fired.count &+= 1
+            }
+        }
+        arm()
+        for next in 1...changes {
+            switch next % 3 {
+            case 0: model.a = next
+            case 1: model.b = next
+            default: model.c = next
+            }
+            precondition(fired.count == 1)
+            fired.count = 0
+            total &+= model.sum | 1
+            arm()
+        }
+        return total
+    }
+#endif
 
 #if canImport(Glibc)
     import Glibc
@@ -51,10 +96,12 @@ case "w19-combine":
     case "w19-observation":
         var state = W19Apple(models: 10_000)
         W19Apple.measuredModels(&state)
+    case "w9-observation":
+        print("total: \(measuredW9Apple(ProfileAppleSum(), changes: argument ?? 1_000))")
 #endif
 default:
     let usage =
-        "usage: PeerProfile W17-combine|W17-observation [ticks] | W18-combine|W18-observation [count] | W19-combine|W19-observation\n"
+        "usage: PeerProfile W17-combine|W17-observation [ticks] | W18-combine|W18-observation [count] | W19-combine|W19-observation | W9-observation [changes]\n"
     _ = usage.utf8CString.withUnsafeBufferPointer { write(2, $0.baseAddress, $0.count - 1) }
     exit(64)
 }

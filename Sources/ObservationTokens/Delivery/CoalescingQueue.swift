@@ -89,17 +89,17 @@ public final class CoalescingQueue: Sendable {
         var deferred: [Item] = []
         var reschedule = false
         var hook: (@Sendable () -> Void)?
+        // The last batch's buffer, emptied: the queue gets it back for the next batch.
+        var spare: [Item] = []
         while true {
             // Finding nothing left and ending the drain are one critical section: a change
             // queued after it starts a drain of its own (`drain()` on another thread then
             // returns a count, not 0), and one queued before it is in this batch.
             let batch = state.withLock { state -> [Item]? in
-                guard state.items.isEmpty else {
-                    defer { state.removeAll() }
-                    return state.items
-                }
+                guard state.items.isEmpty else { return state.takeItems(leaving: &spare) }
                 state.isDraining = false
-                state.insert(contentsOf: deferred, at: 0)
+                if !deferred.isEmpty { state.insert(contentsOf: deferred, at: 0) }
+                state.reuse(&spare)
                 state.isScheduled = false
                 reschedule = markScheduledIfNeeded(&state)
                 hook = state.drainDidEndHook
@@ -130,6 +130,8 @@ public final class CoalescingQueue: Sendable {
                     }
                 }
             }
+            batch.removeAll(keepingCapacity: true)  // placeholders only: releases nothing
+            spare = batch
         }
         if reschedule { scheduleDrain() }
         hook?()
@@ -328,6 +330,27 @@ private struct QueueState {
         queued = 0
         ended = 0
         notices = 0
+    }
+
+    /// Takes every item, leaving `spare` (empty, with the capacity of an earlier batch) in
+    /// their place, so that the next tick's first enqueue doesn't allocate.
+    mutating func takeItems(leaving spare: inout [Item]) -> [Item] {
+        var taken = spare.capacity <= Self.reusedCapacity ? spare : []
+        spare = []
+        swap(&taken, &items)
+        queued = 0
+        ended = 0
+        notices = 0
+        return taken
+    }
+
+    /// The largest buffer a drain hands back for reuse: a burst's bigger one is freed.
+    static let reusedCapacity = 1_024
+
+    /// Puts `spare` back as the (empty) items' buffer if they have none.
+    mutating func reuse(_ spare: inout [Item]) {
+        guard items.isEmpty, items.capacity == 0, spare.capacity <= Self.reusedCapacity else { return }
+        swap(&items, &spare)
     }
 
     /// Drops the deliveries of ended subscriptions in one pass and returns what was dropped,

@@ -42,9 +42,22 @@ enum AccessCapture {
         var first: Access?
         /// Tracking (`track(into:_:)`): where every access goes, with its object's registry.
         var all: UnsafeMutablePointer<[TrackedAccess]>?
-        /// Tracking for a computed property: attaches each storage's edge as it is recorded,
-        /// before the getter reads the value, so a set right after the read is heard.
-        weak var attacher: (any AccessAttaching)?
+        /// Tracking: attaches each storage's edge as it is recorded, before the getter reads
+        /// the value, so a set right after the read is heard. Unowned: whoever sets it keeps it
+        /// alive for the whole evaluation (a weak reference would give it a side table, and
+        /// every later retain and release of it the slow path).
+        unowned(unsafe) var attacher: (any AccessAttaching)?
+        /// The storages that already have an edge (a tracked token's, as of its last
+        /// evaluation): the attacher is not called for those, so a steady evaluation takes no
+        /// lock per read.
+        var known: UnsafeMutablePointer<[KnownEdge]>?
+    }
+
+    /// A storage with an edge: its object's registry and its serial. Serials are never reused,
+    /// so the pair can't name another storage even if the registry's address is.
+    struct KnownEdge {
+        let registry: ObjectIdentifier
+        let serial: UInt64
     }
 
     /// One `@Observed` storage read while tracking: the registry of the object it belongs to
@@ -103,7 +116,12 @@ enum AccessCapture {
             let registry = unsafeDowncast(object, to: ObservableModel.self).registry
             let access = TrackedAccess(registry: registry, serial: serial)
             all.pointee.append(access)
-            recording.pointee.attacher?.attachNow(access)
+            if let attacher = recording.pointee.attacher {
+                let id = ObjectIdentifier(registry)
+                let isKnown =
+                    recording.pointee.known?.pointee.contains { $0.serial == serial && $0.registry == id } ?? false
+                if !isKnown { attacher.attachNow(access) }
+            }
             return
         }
         let object = ObjectIdentifier(object)

@@ -221,6 +221,19 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
     /// Returns the `.immediate` subscriptions to call, for the caller to call after this frame
     /// is gone: a cascade of immediate callbacks (each setting the next model's property) then
     /// costs the setter's small frames per level, not this function's large one.
+    /// The lone leaf candidate a set found (retained by hand under the lock): takes the old
+    /// value and is queued if it was not pending yet. Out of line: the setter's common cases
+    /// never come here.
+    @inline(never)
+    private static func enqueue(lone: Unmanaged<Subscription>, owner: ObservableModel, oldValue: () -> Any) {
+        let subscription = lone.takeRetainedValue()
+        subscription.recordOldValue(oldValue)
+        guard subscription.markPending() else { return }
+        // A root that is gone is deinitializing; its deinit ends the subscription.
+        guard let root = subscription.isRoot(owner) ? owner : subscription.root else { return }
+        subscription.queue.enqueue(subscription, retaining: root)
+    }
+
     func propertyDidChange(owner: ObservableModel, serial: UInt64, oldValue: () -> Any) -> [Subscription]? {
         // Optional arrays: the common case allocates nothing and releases nothing. The first
         // plain subscription made pending is kept apart, retained by hand (a trivial value, so
@@ -228,6 +241,8 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
         // array. Once there are two, the array owns it.
         var firstPlain: Unmanaged<Subscription>?
         var plain: [Subscription]?
+        // The same for leaf candidates (path and tracked tokens): one alone needs no array.
+        var firstCandidate: Unmanaged<Subscription>?
         var candidates: [Subscription]?
         var needsWork: [(subscription: Subscription, isLeaf: Bool)]?
         withLock { state in
@@ -263,8 +278,13 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
                         let subscription = member.takeUnretainedValue()
                         if subscription.isImmediate || !isLeaf {
                             needsWork.append((subscription, isLeaf), default: [])
+                        } else if let first = firstCandidate {
+                            candidates = [first.takeRetainedValue(), subscription]
+                            firstCandidate = nil
+                        } else if candidates != nil {
+                            candidates!.append(subscription)
                         } else {
-                            candidates.append(subscription, default: [])
+                            firstCandidate = member.retain()  // under the lock: it can't go away
                         }
                     }
                 }
@@ -277,6 +297,7 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
             let first = firstPlain.takeRetainedValue()
             first.queue.enqueue(first, retaining: owner)
         }
+        if let firstCandidate { Self.enqueue(lone: firstCandidate, owner: owner, oldValue: oldValue) }
         guard candidates != nil || needsWork != nil else { return nil }
         if var candidates {
             for subscription in candidates {

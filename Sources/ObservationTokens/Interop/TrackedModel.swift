@@ -1,4 +1,5 @@
 import Observation
+import Synchronization
 
 /// A model that Observation also sees: SwiftUI views, `withObservationTracking` and
 /// `Observations` track its `@Observed` properties, and tokens work on it as on any model.
@@ -48,6 +49,7 @@ open class TrackedModel: ObservableModel, Observation.Observable {
     public override init() {
         super.init()
         _accessCaptureCount.add(1, ordering: .relaxed)
+        liveTrackedModels.add(1, ordering: .relaxed)
         for entry in PropertyTable(self).entries {
             let serial = entry.serial(in: self)
             let keyPath = \TrackedModel.[trackingSerial: serial]
@@ -64,6 +66,7 @@ open class TrackedModel: ObservableModel, Observation.Observable {
 
     deinit {
         _accessCaptureCount.subtract(1, ordering: .relaxed)
+        liveTrackedModels.subtract(1, ordering: .relaxed)
     }
 
     /// Names a property by its storage serial, for the registrar.
@@ -76,10 +79,15 @@ open class TrackedModel: ObservableModel, Observation.Observable {
     }
 }
 
+/// How many `TrackedModel`s are alive. A model's own reads come after its `init` counted it.
+let liveTrackedModels = Atomic<Int>(0)
+
 /// Called by `@Observed` getters while some thread captures key paths or any `TrackedModel`
 /// is alive: reports the read to Observation if the object is a `TrackedModel`.
 @usableFromInline
 func _reportTrackedAccess(_ object: AnyObject, serial: UInt64) {
-    guard let tracked = object as? TrackedModel else { return }
+    // One load instead of a class check when no `TrackedModel` exists (tracking closures and
+    // key path resolution also make getters call here).
+    guard liveTrackedModels.load(ordering: .relaxed) != 0, let tracked = object as? TrackedModel else { return }
     tracked.reportAccess(serial: serial)
 }

@@ -7,14 +7,15 @@ import Synchronization
 /// setter only marks pending: no user code ever runs inside a setter (except `.immediate`).
 /// Evaluation happens at creation and at each delivery, on the delivering thread:
 ///
-/// 1. the read runs with tracking on (`AccessCapture.beginTracking`), with the old edges still attached,
-///    so a set of a known dependency during the read marks the token pending again;
-/// 2. the edges are made to match what the read touched: new storages attached, storages no
-///    longer read detached;
-/// 3. if any storage was new, its edge was attached *after* the read, so a set between the
-///    read and the attach would be lost: the read runs once more, now with every edge in
-///    place, until it touches nothing new (at most `maxRounds` times; past that, one more
-///    delivery is scheduled for the next tick).
+/// 1. the read runs with tracking on (`AccessCapture.beginTracking`), with the old edges still
+///    attached, so a set of a known dependency during the read marks the token pending again;
+///    a storage read for the first time gets its edge as the getter records the read, *before*
+///    it reads the value (`attachNow`), so a set between the read and the end of the
+///    evaluation marks the token pending too: nothing is lost, and one read is enough;
+/// 2. the edges are made to match what the read touched: storages no longer read detached;
+/// 3. should a storage still turn out new there (its edge could not be attached during the
+///    read), the read runs once more (at most `maxRounds` times; past that, one more delivery
+///    is scheduled for the next tick).
 ///
 /// A delivery whose dependencies did not change compares them with the edges in place and
 /// allocates nothing: the access buffer is reused.
@@ -153,10 +154,14 @@ final class TrackedSubscription<Model: ObservableModel, Value>: Subscription, @u
         }
         var round = 1
         while true {
-            let previous = AccessCapture.beginTracking(scratch.recording)
+            let recording = scratch.recording
+            // Alive for the whole evaluation: the caller holds this subscription.
+            recording.pointee.attacher = self
+            recording.pointee.known = scratch.known
+            let previous = AccessCapture.beginTracking(recording)
             let value = read(observer, root)
             AccessCapture.endTracking(restoring: previous)
-            let attachedNew = rewire(to: scratch.pointee.accesses)
+            let attachedNew = rewire(to: scratch.pointee.accesses, known: &scratch.pointee.known)
             // The registries are released here, outside every lock.
             scratch.pointee.accesses.removeAll(keepingCapacity: true)
             if !attachedNew { return value }
@@ -172,7 +177,7 @@ final class TrackedSubscription<Model: ObservableModel, Value>: Subscription, @u
 
     /// Makes the edges match `accesses`. Returns whether an edge was attached (a storage read
     /// without an edge in place).
-    private func rewire(to accesses: [AccessCapture.TrackedAccess]) -> Bool {
+    private func rewire(to accesses: [AccessCapture.TrackedAccess], known: inout [AccessCapture.KnownEdge]) -> Bool {
         guard let extras else { return false }
         var hooks = ObservationStateHooks()
         var released: [Edge] = []
@@ -180,8 +185,14 @@ final class TrackedSubscription<Model: ObservableModel, Value>: Subscription, @u
             // An ended subscription keeps no edges: `end()` sets the flag before it empties
             // the edges under this lock.
             guard isActive else { return false }
-            if Self.edges(state.edges, match: accesses) { return false }
-            return rebuild(&state.edges, from: accesses, released: &released, hooks: &hooks)
+            // The steady state: the edges and `known` are as the last evaluation left them.
+            if known.count == state.edges.count, Self.edges(state.edges, match: accesses) { return false }
+            let attachedNew = rebuild(&state.edges, from: accesses, released: &released, hooks: &hooks)
+            known.removeAll(keepingCapacity: true)
+            for edge in state.edges {
+                known.append(AccessCapture.KnownEdge(registry: ObjectIdentifier(edge.registry), serial: edge.serial))
+            }
+            return attachedNew
         }
         hooks.run()
         withExtendedLifetime(released) {}  // registries released outside the lock
@@ -275,12 +286,33 @@ final class TrackedSubscription<Model: ObservableModel, Value>: Subscription, @u
     }
 }
 
+extension TrackedSubscription: AccessAttaching {
+    /// Attaches the edge of a storage the evaluation is about to read, if it has none yet
+    /// (called by the getter, through the recording, before it reads).
+    func attachNow(_ access: AccessCapture.TrackedAccess) {
+        guard let extras else { return }
+        var hooks = ObservationStateHooks()
+        extras.withLock { state in
+            // An ended subscription keeps no edges (see `rewire`).
+            guard isActive,
+                !state.edges.contains(where: { $0.serial == access.serial && $0.registry === access.registry }),
+                let slot = access.registry.attach(self, serial: access.serial, isLeaf: true, hooks: &hooks)
+            else { return }
+            state.edges.append(Edge(registry: access.registry, serial: access.serial, slot: slot, isLeaf: true))
+        }
+        hooks.run()
+    }
+}
+
 /// Where one evaluation records its accesses: the recording that the thread-local slot points
 /// at, and the buffer it appends to. Heap-allocated once per subscription, so evaluating takes
 /// no closure and no generic helper, and the buffer keeps its capacity between deliveries.
 struct TrackingScratch {
     var recording = AccessCapture.Recording()
     var accesses: [AccessCapture.TrackedAccess] = []
+    /// The subscription's edges as of its last evaluation with this scratch (see
+    /// `Recording.known`); refreshed when an evaluation changes them.
+    var known: [AccessCapture.KnownEdge] = []
 
     static func allocate() -> UnsafeMutablePointer<TrackingScratch> {
         let pointer = UnsafeMutablePointer<TrackingScratch>.allocate(capacity: 1)
@@ -306,6 +338,12 @@ extension UnsafeMutablePointer<TrackingScratch> {
         recording.pointee = AccessCapture.Recording()
         recording.pointee.all = accesses
         return recording
+    }
+
+    /// This scratch's known edges, for `Recording.known`.
+    var known: UnsafeMutablePointer<[AccessCapture.KnownEdge]> {
+        UnsafeMutableRawPointer(self).advanced(by: MemoryLayout<TrackingScratch>.offset(of: \.known)!)
+            .assumingMemoryBound(to: [AccessCapture.KnownEdge].self)
     }
 }
 

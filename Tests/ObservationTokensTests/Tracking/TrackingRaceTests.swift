@@ -16,8 +16,10 @@ import Testing
 ///
 /// Each round forces the set into that window, without sleeping: the tracked closure, once per
 /// round and after its reads, tells the setting thread it has read and waits until the set is
-/// done; only then does the library attach the edges. Without the re-evaluation after new
-/// edges, the round's value is never delivered and the setting thread's bounded wait fails.
+/// done. The library attaches each new edge as the read is recorded, before the value is read
+/// (and re-evaluates if one could only be attached afterwards); an edge attached after the read
+/// with nothing re-evaluated would lose the round's value, and the setting thread's bounded
+/// wait would fail.
 @Suite struct TrackingRaceTests {
     /// Shared between the setting thread and the draining thread. The models' values are read
     /// and written only under `lock`, as a user who sets properties on one thread and reads
