@@ -220,6 +220,18 @@ func w10() {
     withExtendedLifetime(tokens) {}
 }
 
+/// W10's peer row: the same path as a `KeyPathChain`, 1,000 tokens, 20 × (replace, drain).
+func w10chain() {
+    let root = OptionalRoot()
+    let middles = [root.a!, OptionalMiddle()]
+    let chain = KeyPathChain(\OptionalRoot.a).then(\.b).then(\.c)
+    let tokens = (0..<1_000).map { _ in
+        root.observe(chain, queue: queue) { _, value in tally.count &+= (value ?? 0) | 1 }
+    }
+    w10measured(root, middles)
+    withExtendedLifetime(tokens) {}
+}
+
 @inline(never)
 func w10measured(_ root: OptionalRoot, _ middles: [OptionalMiddle]) {
     for tick in 1...opaque(20) {
@@ -311,6 +323,7 @@ case "W6": w6(live: Int(CommandLine.arguments.dropFirst(2).first ?? "") ?? 1_000
 case "W8": w8()
 case "W9": w9()
 case "W10": w10()
+case "W10CHAIN": w10chain()
 case "W11": w11()
 case "W12": w12(size: Int(CommandLine.arguments.dropFirst(2).first ?? "") ?? 100_000)
 case "W13": w13()
@@ -321,7 +334,7 @@ case "W18": w18(count: Int(CommandLine.arguments.dropFirst(2).first ?? "") ?? 10
 case "W19": w19()
 default:
     let usage =
-        "usage: ProfileTarget R1|R2|W1|W2|W3|W4|W5|W6 [live]|W8|W9|W10|W12 [size]|W13|W14|W15|W16|W17 [ticks]|W18 [count]|W19\n"
+        "usage: ProfileTarget R1|R2|W1|W2|W3|W4|W5|W6 [live]|W8|W9|W10|W10chain|W11|W12 [size]|W13|W14|W15|W16|W17 [ticks]|W18 [count]|W19\n"
     _ = usage.utf8CString.withUnsafeBufferPointer { write(2, $0.baseAddress, $0.count - 1) }
     exit(64)
 }
