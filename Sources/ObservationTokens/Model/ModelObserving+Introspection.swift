@@ -31,7 +31,7 @@ extension ObservableModel {
 
     /// Notifies the observers of the named property as if it had been set, for storage that
     /// changed without going through the setter. Unknown names do nothing. For a synthetic
-    /// property this invalidates it, as ``ModelObserving/invalidate(_:)`` does.
+    /// property this invalidates it, as `invalidate(_:)` does.
     ///
     /// Change tokens report `old == new`, since the old value is not known.
     public final func propertyDidChange(named name: String) {
