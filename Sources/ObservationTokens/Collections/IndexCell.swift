@@ -48,3 +48,46 @@ final class IndexCell: ObservableModel, @unchecked Sendable {  // immutable afte
         return [.key(toCell), .key(toElement)]
     }
 }
+
+/// An array whose watched indexes have cells (``ObservedArray``), as string paths see it.
+protocol IndexCellProviding: ObservableModel {
+    /// The serial of the edge from the array to its cells (it never fires).
+    var indexersSerial: UInt64 { get }
+    func indexCell(_ index: Int) -> IndexCell
+}
+
+extension IndexCell {
+    /// The two steps of a string path's index component (`items.#4`): to the cell of index 4 of
+    /// whatever array the path reaches when it is walked (after `items` is replaced, the new
+    /// array's), then to the element there. The token's leaf is on the cell, so an insertion at
+    /// the front of an array watched at many indexes costs O(watched indexes), as with
+    /// `observeElement(at:)`.
+    static func pathSteps(index: Int) -> [PathStep] {
+        let toCell = TypedKey(keyPath: \IndexCell.cellSelf) { object, _ in
+            guard let array = object as? any IndexCellProviding else { return nil }
+            object.recordCollectionAccess(serial: array.indexersSerial, valueType: IndexCell.self)
+            return array.indexCell(index)
+        }
+        // Beyond the end the element is nil, and the step still resolves (boxed as `Any`): the
+        // token keeps its edge on the cell and fires when the array grows to the index.
+        let toElement = TypedKey(keyPath: \IndexCell.element) { cell, _ in
+            guard let cell = cell as? IndexCell else { return nil }
+            return cell.element as Any
+        }
+        return [.key(toCell), .key(toElement)]
+    }
+}
+
+extension PathStep {
+    /// How a description names a collection cell's step: `#4` for an index cell (`#?` when
+    /// no array is there to ask), `(followed object)` for an object-following cell, and the
+    /// empty string (nothing) for the step from a cell to its element. Nil for other keys.
+    static func collectionLabel(_ key: TypedKey, on object: ObservableModel?) -> String? {
+        let keyPath = key.keyPath
+        if keyPath == \IndexCell.element || keyPath == \FollowCell.element { return "" }
+        if keyPath == \FollowCell.cellSelf { return "(followed object)" }
+        guard keyPath == \IndexCell.cellSelf else { return nil }
+        guard let cell = object.flatMap({ key.read($0) }) as? IndexCell else { return "#?" }
+        return "#\(cell.index)"
+    }
+}

@@ -74,16 +74,7 @@ extension ObservedArray {
         #endif
         // The token's leaf is on a cell of its own (see `IndexCell`); nothing reads the array,
         // so it can be made on any thread while another thread mutates the array.
-        let arrayID = ObjectIdentifier(self)
-        let cell = observation.withLock { state in
-            if let cell = state.indexCells[index] { return cell }
-            let cell = IndexCell(index: index, arrayID: arrayID) { [weak self] index in
-                guard let self, self.storage.indices.contains(index) else { return nil }
-                return self.storage[index]
-            }
-            state.indexCells[index] = cell
-            return cell
-        }
+        let cell = indexCell(index)
         return _observeSynthetic(
             _ModelSubscription(
                 root: self,
@@ -181,6 +172,24 @@ extension ObservedArray where Element: ObservableModel {
                 root: self, target: .paths([ObservedPath(steps: [.wildcard, .key(TypedKey(keyPath))])]),
                 options: options.subtracting(.endpointChanges), queue: queue,
                 site: CreationSite(fileID: fileID, line: line), callback: callback))
+    }
+}
+
+extension ObservedArray: IndexCellProviding {
+    var indexersSerial: UInt64 { observation.indexersSerial }
+
+    /// The cell of index-following tokens on `index`, created on first use and kept.
+    func indexCell(_ index: Int) -> IndexCell {
+        let arrayID = ObjectIdentifier(self)
+        return observation.withLock { state in
+            if let cell = state.indexCells[index] { return cell }
+            let cell = IndexCell(index: index, arrayID: arrayID) { [weak self] index in
+                guard let self, self.storage.indices.contains(index) else { return nil }
+                return self.storage[index]
+            }
+            state.indexCells[index] = cell
+            return cell
+        }
     }
 }
 

@@ -119,7 +119,14 @@ enum DebugFormat {
                 names.append(name)
                 object =
                     isLast ? nil : object.flatMap { step.readForWalk(on: $0) }.flatMap { PathStep.model(in: $0.value) }
-            case .key:
+            case .key(let key):
+                if let label = PathStep.collectionLabel(key, on: object) {
+                    if !label.isEmpty { names.append(label) }
+                    object =
+                        isLast
+                        ? nil : object.flatMap { step.readForWalk(on: $0) }.flatMap { PathStep.model(in: $0.value) }
+                    continue
+                }
                 guard let current = object, let serial = step.resolveSerial(on: current),
                     let name = PropertyTable(current).name(ofSerial: serial, in: current)
                 else {

@@ -83,7 +83,14 @@ struct ObservedPath: Sendable {
                 names.append(name)
                 // Middle values are read the way walks read them (see `PathStep.readForWalk`).
                 object = isLast ? nil : object.flatMap { step.readForWalk(on: $0)?.value }.flatMap(PathStep.model(in:))
-            case .key:
+            case .key(let key):
+                if let label = PathStep.collectionLabel(key, on: object) {
+                    if !label.isEmpty { names.append(label) }
+                    object =
+                        isLast
+                        ? nil : object.flatMap { step.readForWalk(on: $0) }.flatMap { PathStep.model(in: $0.value) }
+                    continue
+                }
                 if let current = object, let serial = step.resolveSerial(on: current),
                     let name = PropertyTable(current).name(ofSerial: serial, in: current)
                 {

@@ -55,6 +55,14 @@ enum StringKeyPath {
             if let holder, !(PathStep.model(in: holder) is any ObservedCollectionPaths), !isNilOptional(holder) {
                 throw .unsupportedComponent(String(component), path: path, position: position)
             }
+            // An array's index: through a cell per index (see `IndexCell.pathSteps`). Where no
+            // array is there yet, the component stays a name, resolved on whatever collection
+            // the walk meets (a storage per index on an array: O(k²) inserts with k of them).
+            if component.first == "#", let index = Int(component.dropFirst()),
+                let holder, PathStep.model(in: holder) is any IndexCellProviding
+            {
+                return IndexCell.pathSteps(index: index)
+            }
             return [.name(String(component))]
         }
         guard let collection = holder.flatMap(PathStep.model(in:)) as? any ObservedCollectionPaths,

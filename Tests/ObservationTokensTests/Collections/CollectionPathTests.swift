@@ -204,3 +204,45 @@ struct CollectionFanOutTests {
         withExtendedLifetime(token) {}
     }
 }
+
+@Suite("Collection paths: index components")
+struct CollectionPathIndexTests {
+    /// `numbers.#i` string paths keep their leaf on a cell per index, as `observeElement(at:)`
+    /// does: the array's own registry holds one entry for all of them, so an insertion at the
+    /// front notifies each watched index once, in O(watched indexes).
+    @Test func manyIndexComponentsShareOneEntryOnTheArray() throws {
+        let queue = CoalescingQueue(target: .manual)
+        let list = CollList()
+        list.numbers.append(contentsOf: Array(0..<300))
+        let fired = CoreCounter()
+        let tokens = try (0..<200).map { index in
+            try list.observe(path: "numbers.#\(index)", queue: queue) { _ in fired.increment() }
+        }
+        let entries = list.numbers.existingRegistry?.withLock { $0.properties.count } ?? 0
+        #expect(entries == 1)
+        list.numbers.insert(-1, at: 0)
+        #expect(queue.drain() == 200)
+        list.numbers[250] = 0  // not watched
+        #expect(queue.drain() == 0)
+        #expect(tokens[7].debugDescription.contains("numbers.#7"))
+        withExtendedLifetime(tokens) {}
+    }
+
+    @Test func anIndexComponentFollowsTheIndexIntoAReplacingArray() throws {
+        let queue = CoalescingQueue(target: .manual)
+        let list = CollList()
+        list.numbers.append(contentsOf: [1, 2, 3])
+        let seen = CollLog<Int?>()
+        let token = try list.observe(path: "numbers.#2", queue: queue) { list in
+            seen.append(list.numbers[ifPresent: 2])
+        }
+        list.numbers = [7]  // the new array has no index 2: fires (the path changed), nil there
+        #expect(queue.drain() == 1)
+        list.numbers.append(8)  // index 1: not watched
+        #expect(queue.drain() == 0)
+        list.numbers.append(9)  // reaches index 2
+        #expect(queue.drain() == 1)
+        #expect(seen.take() == [nil, 9])
+        withExtendedLifetime(token) {}
+    }
+}
