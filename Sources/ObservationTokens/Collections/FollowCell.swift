@@ -32,11 +32,22 @@ final class FollowCell: ObservableModel, @unchecked Sendable {  // immutable, or
 
     /// The two path steps of an object-following token: from the array to this cell (an edge
     /// shared by all followers, on `followersSerial`, that never fires), then to the element.
+    ///
+    /// When the path reaches another array (the property holding the array was replaced), the
+    /// first step looks for the followed object there and goes on through that array's cell
+    /// for it; where the object is not an element, the rest of the path is unreachable.
     func steps(followersSerial: UInt64) -> [PathStep] {
         let toCell = TypedKey(keyPath: \FollowCell.cellSelf) { [self] object, _ in
-            guard ObjectIdentifier(object) == arrayID, !left.load(ordering: .acquiring) else { return nil }
-            object.recordCollectionAccess(serial: followersSerial, valueType: FollowCell.self)
-            return self
+            if ObjectIdentifier(object) == arrayID {
+                guard !left.load(ordering: .acquiring) else { return nil }
+                object.recordCollectionAccess(serial: followersSerial, valueType: FollowCell.self)
+                return self
+            }
+            guard let array = object as? any FollowCellProviding, let followed = followedObject,
+                let cell = array.followCell(for: followed)
+            else { return nil }
+            object.recordCollectionAccess(serial: array.followersSerial, valueType: FollowCell.self)
+            return cell
         }
         return [
             .key(toCell), .key(TypedKey(keyPath: \FollowCell.element) { cell, _ in (cell as? FollowCell)?.element }),
@@ -79,4 +90,11 @@ final class FollowCell: ObservableModel, @unchecked Sendable {  // immutable, or
 
     /// Names the first step's key path (its value type is what the step reports).
     var cellSelf: FollowCell { self }
+}
+
+/// An array whose elements object-following path components can follow (``ObservedArray``).
+protocol FollowCellProviding: ObservableModel {
+    /// The serial of the edge from the array to its follow cells (it never fires).
+    var followersSerial: UInt64 { get }
+    func followCell(for object: AnyObject) -> FollowCell?
 }

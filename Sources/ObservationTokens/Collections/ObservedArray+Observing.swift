@@ -175,6 +175,18 @@ extension ObservedArray where Element: ObservableModel {
     }
 }
 
+extension ObservedArray: FollowCellProviding {
+    /// The cell that follows `object` in this array, if the object is an element now
+    /// (O(*n*) to find it; created on first use and kept while the object stays).
+    func followCell(for object: AnyObject) -> FollowCell? {
+        guard Element.self is AnyObject.Type, storage.contains(where: { ($0 as AnyObject) === object }) else {
+            return nil
+        }
+        let arrayID = ObjectIdentifier(self)
+        return observation.withLock { $0.cell(following: object, arrayID: arrayID) }
+    }
+}
+
 extension ObservedArray: IndexCellProviding {
     var indexersSerial: UInt64 { observation.indexersSerial }
 

@@ -188,21 +188,6 @@ struct CollectionFanOutTests {
         #expect(count.value == 5)
         withExtendedLifetime(token) {}
     }
-
-    @Test func objectFollowingStringPathIsBoundToItsArray() throws {
-        let queue = CoalescingQueue(target: .manual)
-        let list = CollList()
-        let followed = CollItem("a")
-        list.items.append(followed)
-        let count = CoreCounter()
-        let token = try list.observe(path: "items.0.title", queue: queue) { _ in count.increment() }
-        list.items = [followed]  // another array: the rest of the path is unreachable
-        #expect(queue.drain() == 1)
-        followed.title = "renamed"
-        #expect(queue.drain() == 0)
-        #expect(count.value == 1)
-        withExtendedLifetime(token) {}
-    }
 }
 
 @Suite("Collection paths: index components")
@@ -243,6 +228,44 @@ struct CollectionPathIndexTests {
         list.numbers.append(9)  // reaches index 2
         #expect(queue.drain() == 1)
         #expect(seen.take() == [nil, 9])
+        withExtendedLifetime(token) {}
+    }
+}
+
+@Suite("Collection paths: object-following through replaced arrays")
+struct CollectionPathFollowingTests {
+    @Test func anObjectFollowingComponentFollowsTheObjectIntoAReplacingArray() throws {
+        let queue = CoalescingQueue(target: .manual)
+        let list = CollList()
+        list.items.append(contentsOf: collItems(3))
+        let followed = list.items[1]
+        let fired = CoreCounter()
+        let token = try list.observe(path: "items.1.title", queue: queue) { _ in fired.increment() }
+
+        // Replaced by an array that holds the object (elsewhere): fires (the path changed) and
+        // follows it there
+        list.items = ObservedArray([CollItem("a"), CollItem("b"), followed])
+        #expect(queue.drain() == 1)
+        followed.title = "x"
+        #expect(queue.drain() == 1)
+        list.items.insert(CollItem("c"), at: 0)  // a move: nothing
+        #expect(queue.drain() == 0)
+
+        // Replaced by one without it: fires, and the rest of the path is unreachable
+        list.items = ObservedArray([CollItem("d")])
+        #expect(queue.drain() == 1)
+        followed.title = "y"
+        #expect(queue.drain() == 0)
+
+        // Back in a later array: followed again; leaving that array fires once and ends
+        list.items = ObservedArray([followed])
+        #expect(queue.drain() == 1)
+        followed.title = "z"
+        #expect(queue.drain() == 1)
+        list.items.removeAll()
+        #expect(queue.drain() == 1)
+        #expect(!token.isValid)
+        #expect(fired.value == 6)
         withExtendedLifetime(token) {}
     }
 }
