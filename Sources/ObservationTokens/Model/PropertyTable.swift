@@ -53,31 +53,71 @@ struct PropertyTable: Sendable {
         }
     }
 
-    let typeName: String
+    /// Everything in one object: tables are copied often, and a copy is then one retain.
+    private let contents: Contents
+
+    var typeName: String { contents.typeName }
     /// Superclass properties first, in declaration order.
-    let entries: [Entry]
+    var entries: [Entry] { contents.entries }
     /// The synthetic properties, superclass ones first, in declaration order.
-    let synthetic: [SyntheticEntry]
+    var synthetic: [SyntheticEntry] { contents.synthetic }
+    /// The `@Observed` and synthetic property names, in declaration order.
+    var observableNames: [String] { contents.observableNames }
     /// Typed key paths resolved on objects of this class, and the entry each one reads.
-    private let keyPaths: KeyPathEntries
+    private var keyPaths: KeyPathEntries { contents.keyPaths }
 
-    /// One table per class, built once and never removed (a class's properties never change).
-    private final class Box: Sendable {
+    /// One per class, built once and never removed (a class's properties never change).
+    private final class Contents: Sendable {
         let id: ObjectIdentifier
-        let table: PropertyTable
+        let typeName: String
+        let entries: [Entry]
+        let synthetic: [SyntheticEntry]
+        let observableNames: [String]
+        let keyPaths = KeyPathEntries()
 
-        init(id: ObjectIdentifier, table: PropertyTable) {
-            self.id = id
-            self.table = table
+        init(building type: ObservableModel.Type) {
+            id = ObjectIdentifier(type)
+            typeName = String(describing: type)
+            var entries: [Entry] = []
+            var synthetic: [SyntheticEntry] = []
+            // `classType` (raw value 1): `_EachFieldOptions.classType` is a mutable static, which
+            // Swift 6 rejects. Fields of superclasses come first.
+            _ = _forEachField(of: type, options: _EachFieldOptions(rawValue: 1)) { name, offset, fieldType, _ in
+                let label = String(cString: name)
+                if let storageType = fieldType as? any SyntheticLayout.Type {
+                    let name = label.hasPrefix("_") ? String(label.dropFirst()) : label
+                    synthetic.append(SyntheticEntry(name: name, offset: offset, storageType: storageType))
+                    return true
+                }
+                guard let storageType = fieldType as? any ObservedLayout.Type else { return true }
+                guard label.hasPrefix("_") else { return true }
+                entries.append(
+                    Entry(
+                        name: String(label.dropFirst()), offset: offset,
+                        serialOffset: offset + storageType.serialOffset, storageType: storageType,
+                        mayHoldModel: PropertyTable.modelType(in: storageType.valueType) != nil
+                            || PropertyTable.mayHoldModel(storageType.valueType)))
+                return true
+            }
+            self.entries = entries
+            self.synthetic = synthetic
+            // Names in declaration order (offsets grow with it, superclass fields first).
+            var ordered = entries.map { ($0.offset, $0.name) } + synthetic.map { ($0.offset, $0.name) }
+            ordered.sort { $0.0 < $1.0 }
+            observableNames = ordered.map(\.1)
         }
     }
 
-    private static let cache = Locked<[ObjectIdentifier: Box]>(state: [:])
+    private static let cache = Locked<[ObjectIdentifier: Contents]>(state: [:])
 
-    /// The box of the class asked for last, unretained (the cache keeps every box alive for
+    /// The contents of the class asked for last, unretained (the cache keeps them alive for
     /// good), or 0. Apps look up one class many times in a row (a first token on each of many
     /// objects of a class); one load and a compare then replace a lock and a hash lookup.
     private static let last = Atomic<UInt>(0)
+
+    private init(contents: Contents) {
+        self.contents = contents
+    }
 
     /// The table of `object`'s dynamic class.
     init(_ object: ObservableModel) {
@@ -92,61 +132,26 @@ struct PropertyTable: Sendable {
         let id = ObjectIdentifier(type)
         let bits = last.load(ordering: .acquiring)
         if bits != 0 {
-            let table = Unmanaged<Box>.fromOpaque(UnsafeRawPointer(bitPattern: bits)!)._withUnsafeGuaranteedRef {
-                $0.id == id ? $0.table : nil
+            let known = Unmanaged<Contents>.fromOpaque(UnsafeRawPointer(bitPattern: bits)!)._withUnsafeGuaranteedRef {
+                $0.id == id ? PropertyTable(contents: $0) : nil
             }
-            if let table { return table }
+            if let known { return known }
         }
-        let box: Box
+        let contents: Contents
         if let known = cache.withLock({ $0[id] }) {
-            box = known
+            contents = known
         } else {
             // Built outside the lock; a table built twice by racing threads keeps the first.
-            let built = Box(id: id, table: PropertyTable(building: type))
-            box = cache.withLock { cache in
+            let built = Contents(building: type)
+            contents = cache.withLock { cache in
                 if let existing = cache[id] { return existing }
                 cache[id] = built
                 return built
             }
         }
-        last.store(UInt(bitPattern: Unmanaged.passUnretained(box).toOpaque()), ordering: .releasing)
-        return box.table
+        last.store(UInt(bitPattern: Unmanaged.passUnretained(contents).toOpaque()), ordering: .releasing)
+        return PropertyTable(contents: contents)
     }
-
-    private init(building type: ObservableModel.Type) {
-        typeName = String(describing: type)
-        keyPaths = KeyPathEntries()
-        var entries: [Entry] = []
-        var synthetic: [SyntheticEntry] = []
-        // `classType` (raw value 1): `_EachFieldOptions.classType` is a mutable static, which
-        // Swift 6 rejects. Fields of superclasses come first.
-        _ = _forEachField(of: type, options: _EachFieldOptions(rawValue: 1)) { name, offset, fieldType, _ in
-            let label = String(cString: name)
-            if let storageType = fieldType as? any SyntheticLayout.Type {
-                let name = label.hasPrefix("_") ? String(label.dropFirst()) : label
-                synthetic.append(SyntheticEntry(name: name, offset: offset, storageType: storageType))
-                return true
-            }
-            guard let storageType = fieldType as? any ObservedLayout.Type else { return true }
-            guard label.hasPrefix("_") else { return true }
-            entries.append(
-                Entry(
-                    name: String(label.dropFirst()), offset: offset,
-                    serialOffset: offset + storageType.serialOffset, storageType: storageType,
-                    mayHoldModel: Self.modelType(in: storageType.valueType) != nil
-                        || Self.mayHoldModel(storageType.valueType)))
-            return true
-        }
-        self.entries = entries
-        self.synthetic = synthetic
-        // Names in declaration order (offsets grow with it, superclass fields first).
-        var ordered = entries.map { ($0.offset, $0.name) } + synthetic.map { ($0.offset, $0.name) }
-        ordered.sort { $0.0 < $1.0 }
-        observableNames = ordered.map(\.1)
-    }
-
-    /// The `@Observed` and synthetic property names, in declaration order.
-    let observableNames: [String]
 
     func syntheticEntry(named name: String) -> SyntheticEntry? {
         synthetic.first { $0.name == name }
