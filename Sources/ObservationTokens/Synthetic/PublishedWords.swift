@@ -39,6 +39,14 @@ struct PublishedWords: ~Copyable, Sendable {
         let before = sequence.load(ordering: .acquiring)
         guard before & 1 == 1 else { return nil }
         let size = MemoryLayout<Value>.size
+        if size <= 8 {
+            // One word can't tear, so the sequence needs no second look: the word holds the
+            // value published with `before` (the acquiring load sees its store) or one
+            // published since, which is newer and was valid when stored (only `publish`
+            // writes the words, and only values valid at that moment).
+            let word = word0.load(ordering: .relaxed)
+            return withUnsafeBytes(of: word) { $0.loadUnaligned(as: Value.self) }
+        }
         var bytes: Bytes = (0, 0, 0, 0)
         bytes.0 = word0.load(ordering: .relaxed)
         if size > 8 { bytes.1 = word1.load(ordering: .relaxed) }

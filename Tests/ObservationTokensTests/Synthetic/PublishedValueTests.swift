@@ -101,6 +101,7 @@ struct PublishedValueTests {
                 return
             }
             var last = 0
+            var lastDoubled = 0
             var lastLabel = 0
             for _ in 0..<(sets * 2) {
                 let quad = model.quad
@@ -108,10 +109,13 @@ struct PublishedValueTests {
                 // A string goes through the lock: a computation invalidated while it ran must
                 // not replace the newer value another thread cached meanwhile.
                 let label = Int(model.label) ?? -1
-                if !quad.isWhole || quad.a < last || doubled % 2 != 0 || label < lastLabel {
+                // `doubled` (one word) is read without the second look at the sequence that
+                // the four-word `quad` needs: it must not go back either.
+                if !quad.isWhole || quad.a < last || doubled % 2 != 0 || doubled < lastDoubled || label < lastLabel {
                     failures.add(1, ordering: .relaxed)
                 }
                 last = quad.a
+                lastDoubled = doubled
                 lastLabel = label
             }
         }
