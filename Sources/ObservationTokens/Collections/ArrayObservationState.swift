@@ -47,6 +47,12 @@ final class ArrayObservation: Locked<ArrayObservationState>, ChangeLogHolder, @u
 
     init() { super.init(state: ArrayObservationState()) }
 
+    deinit {
+        // The array is gone: its address may be reused by another array, which its cells
+        // must not take for it (`FollowCell.steps`).
+        for cell in state.followed.values { cell.arrayIsGone.store(true, ordering: .releasing) }
+    }
+
     func addLog() -> ChangeLogBox<ArrayChangeLog> {
         let log = ChangeLogBox<ArrayChangeLog>()
         withLock { $0.logs.append(log) }

@@ -12,6 +12,8 @@ final class FollowCell: ObservableModel, @unchecked Sendable {  // immutable, or
     let objectID: ObjectIdentifier
     let arrayID: ObjectIdentifier
     let left = Atomic<Bool>(false)
+    /// Set when the array deinitializes: `arrayID` may then name another array at its address.
+    let arrayIsGone = Atomic<Bool>(false)
     private weak var object: AnyObject?
 
     init(object: AnyObject, arrayID: ObjectIdentifier) {
@@ -38,7 +40,7 @@ final class FollowCell: ObservableModel, @unchecked Sendable {  // immutable, or
     /// for it; where the object is not an element, the rest of the path is unreachable.
     func steps(followersSerial: UInt64) -> [PathStep] {
         let toCell = TypedKey(keyPath: \FollowCell.cellSelf) { [self] object, _ in
-            if ObjectIdentifier(object) == arrayID {
+            if ObjectIdentifier(object) == arrayID, !arrayIsGone.load(ordering: .acquiring) {
                 guard !left.load(ordering: .acquiring) else { return nil }
                 object.recordCollectionAccess(serial: followersSerial, valueType: FollowCell.self)
                 return self

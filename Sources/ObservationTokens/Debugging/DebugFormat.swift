@@ -76,7 +76,7 @@ enum DebugFormat {
                 !was.contains { $0.0 == ObjectIdentifier(key.registry) && $0.1 == key.serial }
             }
             guard !stale.isEmpty || !missing.isEmpty else { continue }
-            var problem = "path \"\(describe(path, from: root))\" of \(address(ObjectIdentifier(subscription)))"
+            var problem = "path \"\(path.describe(from: root))\" of \(address(ObjectIdentifier(subscription)))"
             problem += " rooted at \(object(subscription.rootRegistry))"
             if !stale.isEmpty {
                 problem += " is still attached to " + unique(stale.map { object($0.registry) }).joined(separator: ", ")
@@ -100,45 +100,7 @@ enum DebugFormat {
         guard !subscription.isProperty, let extras = subscription.extras, !extras.paths.isEmpty,
             let root = subscription.rootRegistry.weakOwner
         else { return subscription.pathDescription }
-        return extras.paths.map { describe($0, from: root) }.joined(separator: ", ")
-    }
-
-    /// A path as dotted property names, from the classes' property tables. Values (the objects
-    /// further along the path) are read with `PathStep.readForWalk`, under each object's
-    /// registry lock, so a setter on another thread never overlaps the read.
-    static func describe(_ path: ObservedPath, from root: ObservableModel) -> String {
-        var names: [String] = []
-        var object: ObservableModel? = root
-        for (index, step) in path.steps.enumerated() {
-            let isLast = index == path.steps.count - 1
-            switch step {
-            case .wildcard:
-                names.append("*")
-                object = nil
-            case .name(let name):
-                names.append(name)
-                object =
-                    isLast ? nil : object.flatMap { step.readForWalk(on: $0) }.flatMap { PathStep.model(in: $0.value) }
-            case .key(let key):
-                if let label = PathStep.collectionLabel(key, on: object) {
-                    if !label.isEmpty { names.append(label) }
-                    object =
-                        isLast
-                        ? nil : object.flatMap { step.readForWalk(on: $0) }.flatMap { PathStep.model(in: $0.value) }
-                    continue
-                }
-                guard let current = object, let serial = step.resolveSerial(on: current),
-                    let name = PropertyTable(current).name(ofSerial: serial, in: current)
-                else {
-                    names.append("<key path>")
-                    object = nil
-                    continue
-                }
-                names.append(name)
-                object = isLast ? nil : step.readForWalk(on: current).flatMap { PathStep.model(in: $0.value) }
-            }
-        }
-        return names.joined(separator: ".")
+        return extras.paths.map { $0.describe(from: root) }.joined(separator: ", ")
     }
 
     private static func unique(_ names: [String]) -> [String] {

@@ -210,17 +210,6 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
 
     // MARK: Changes
 
-    /// The slow path of a setter: tell every subscription on `serial` (and on `*`).
-    ///
-    /// The value really changed (the setter compared already). Under the lock, a plain
-    /// subscription (see `Subscription.isPlain`) costs one atomic operation, plus a retain if
-    /// it was not pending yet; a leaf subscription that is already pending costs one atomic
-    /// operation and nothing else. Subscriptions that need more (old values, immediate mode, or
-    /// a path running through this property) are handled after unlocking.
-    ///
-    /// Returns the `.immediate` subscriptions to call, for the caller to call after this frame
-    /// is gone: a cascade of immediate callbacks (each setting the next model's property) then
-    /// costs the setter's small frames per level, not this function's large one.
     /// The lone leaf candidate a set found (retained by hand under the lock): takes the old
     /// value and is queued if it was not pending yet. Out of line: the setter's common cases
     /// never come here.
@@ -234,6 +223,17 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
         subscription.queue.enqueue(subscription, retaining: root)
     }
 
+    /// The slow path of a setter: tell every subscription on `serial` (and on `*`).
+    ///
+    /// The value really changed (the setter compared already). Under the lock, a plain
+    /// subscription (see `Subscription.isPlain`) costs one atomic operation, plus a retain if
+    /// it was not pending yet; a leaf subscription that is already pending costs one atomic
+    /// operation and nothing else. Subscriptions that need more (old values, immediate mode, or
+    /// a path running through this property) are handled after unlocking.
+    ///
+    /// Returns the `.immediate` subscriptions to call, for the caller to call after this frame
+    /// is gone: a cascade of immediate callbacks (each setting the next model's property) then
+    /// costs the setter's small frames per level, not this function's large one.
     func propertyDidChange(owner: ObservableModel, serial: UInt64, oldValue: () -> Any) -> [Subscription]? {
         // Optional arrays: the common case allocates nothing and releases nothing. The first
         // plain subscription made pending is kept apart, retained by hand (a trivial value, so

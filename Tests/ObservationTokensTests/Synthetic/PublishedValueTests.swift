@@ -16,20 +16,26 @@ struct SynthQuad: Equatable {
 /// below (the only tests that observe a `SynthCounter`).
 let synthCounterQueue = CoalescingQueue(target: .manual)
 
-/// `@unchecked Sendable`: see ``CorePerson``; its threads only set `input` and read.
+/// `@unchecked Sendable`: see ``CorePerson``. Threads set `input` under `inputLock`, and the
+/// computations read it under that lock too, as the rules ask of properties set on one thread
+/// and read on another (`docs/Tracking.md`, "Threading"): a set and its invalidation are then
+/// one step for every computation.
 final class SynthCounter: ObservableModel, @unchecked Sendable {
     let counts = ComputeCounts()
+    let inputLock = RelLock(0)
     @Observed var input = 0
+    /// `input`, read under `inputLock`.
+    var lockedInput: Int { inputLock.withLock { _ in input } }
     @Computed({ (model: SynthCounter) in
         model.counts.tick("quad")
-        return SynthQuad(model.input)
+        return SynthQuad(model.lockedInput)
     })
     var quad: SynthQuad
     @Computed(
         queue: synthCounterQueue,
         { (model: SynthCounter) in
             model.counts.tick("doubled")
-            return model.input &* 2
+            return model.lockedInput &* 2
         })
     var doubled: Int
     /// Reads `doubled`: invalidated through it.
@@ -93,11 +99,12 @@ struct PublishedValueTests {
         let model = SynthCounter()
         _ = model.quad
         let failures = Atomic<Int>(0)
+        let reports = RelLock<[String]>([])
         // Thread 0 sets the input 1…sets; the others read and check each value is whole and
         // no older than the one they read before.
         let finished = RelThreads.run(count: 3, timeout: 60) { index in
             if index == 0 {
-                for value in 1...sets { model.input = value }
+                for value in 1...sets { model.inputLock.withLock { _ in model.input = value } }
                 return
             }
             var last = 0
@@ -111,8 +118,16 @@ struct PublishedValueTests {
                 let label = Int(model.label) ?? -1
                 // `doubled` (one word) is read without the second look at the sequence that
                 // the four-word `quad` needs: it must not go back either.
-                if !quad.isWhole || quad.a < last || doubled % 2 != 0 || doubled < lastDoubled || label < lastLabel {
+                var failed: [String] = []
+                if !quad.isWhole { failed.append("torn \(quad)") }
+                if quad.a < last { failed.append("quad \(quad.a) after \(last)") }
+                if doubled % 2 != 0 || doubled < lastDoubled {
+                    failed.append("doubled \(doubled) after \(lastDoubled)")
+                }
+                if label < lastLabel { failed.append("label \(label) after \(lastLabel)") }
+                if !failed.isEmpty {
                     failures.add(1, ordering: .relaxed)
+                    reports.withLock { $0.append(contentsOf: failed) }
                 }
                 last = quad.a
                 lastDoubled = doubled
@@ -120,7 +135,7 @@ struct PublishedValueTests {
             }
         }
         #expect(finished)
-        #expect(failures.load(ordering: .relaxed) == 0)
+        #expect(failures.load(ordering: .relaxed) == 0, "\(reports.withLock { $0.prefix(5) })")
         #expect(model.quad == SynthQuad(sets))
         #expect(model.doubled == sets * 2)
         #expect(model.label == "\(sets * 2)")

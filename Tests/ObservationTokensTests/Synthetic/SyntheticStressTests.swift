@@ -8,15 +8,17 @@ final class SynthStressInput: ObservableModel {
 }
 
 /// `pair` reads `x` here and `y` on another object; `label` reads `pair`. Counts every
-/// computation. `@unchecked Sendable`: see ``CorePerson``.
+/// computation. `@unchecked Sendable`: see ``CorePerson``. The inputs are set and read under
+/// `inputLock`, as the rules ask of properties set on one thread and read on another.
 final class SynthStressModel: ObservableModel, @unchecked Sendable {
     let pairComputations = Atomic<Int>(0)
     let labelComputations = Atomic<Int>(0)
+    let inputLock = RelLock(0)
     let other = SynthStressInput()
     @Observed var x = 0
     @Computed({ (model: SynthStressModel) in
         model.pairComputations.add(1, ordering: .relaxed)
-        return SynthPoint(x: Double(model.x), y: Double(model.other.y))
+        return model.inputLock.withLock { _ in SynthPoint(x: Double(model.x), y: Double(model.other.y)) }
     })
     var pair: SynthPoint
     @Computed({ (model: SynthStressModel) in
@@ -45,8 +47,12 @@ struct SyntheticStressTests {
             var random = SplitMix(seed: 0x5EED_0000 &+ UInt64(index))
             for _ in 0..<rounds {
                 switch random.next() % 8 {
-                case 0: model.x = Int(random.next() % 1_000)
-                case 1: model.other.y = Int(random.next() % 1_000)
+                case 0:
+                    let value = Int(random.next() % 1_000)
+                    model.inputLock.withLock { _ in model.x = value }
+                case 1:
+                    let value = Int(random.next() % 1_000)
+                    model.inputLock.withLock { _ in model.other.y = value }
                 case 2: model.invalidate(\.pair)
                 case 3, 4:
                     pairReads.add(1, ordering: .relaxed)
