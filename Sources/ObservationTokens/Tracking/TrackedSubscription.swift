@@ -260,28 +260,31 @@ final class TrackedSubscription<Model: ObservableModel, Value>: Subscription, @u
         _ edges: inout [Edge], from accesses: [AccessCapture.TrackedAccess], released: inout [Edge],
         hooks: inout ObservationStateHooks
     ) -> Bool {
-        var kept: UInt64 = 0
-        var next: [Edge] = []
-        next.reserveCapacity(accesses.count)
+        // In place, keeping the buffer: the edges read move to the front in reading order,
+        // the rest are detached from the tail. (New storages usually have their edges already,
+        // attached as they were read.)
+        var placed = 0
         var attachedNew = false
         for access in accesses {
             let serial = access.serial
             let registry = access.registry
-            if next.contains(where: { $0.serial == serial && $0.registry === registry }) { continue }
-            if let index = edges.firstIndex(where: { $0.serial == serial && $0.registry === registry }) {
-                kept |= 1 << UInt64(index)
-                next.append(edges[index])
+            if edges[..<placed].contains(where: { $0.serial == serial && $0.registry === registry }) { continue }
+            if let index = edges[placed...].firstIndex(where: { $0.serial == serial && $0.registry === registry }) {
+                edges.swapAt(placed, index)
+                placed += 1
             } else if let slot = registry.attach(self, serial: serial, isLeaf: true, hooks: &hooks) {
-                next.append(Edge(registry: registry, serial: serial, slot: slot, isLeaf: true))
+                edges.append(Edge(registry: registry, serial: serial, slot: slot, isLeaf: true))
+                edges.swapAt(placed, edges.count - 1)
+                placed += 1
                 attachedNew = true
             }
             // nil: the object deinitialized since it was read; it simply drops out.
         }
-        for index in edges.indices where kept & (1 << UInt64(index)) == 0 {
+        for index in placed..<edges.count {
             edges[index].registry.detach(serial: edges[index].serial, slot: edges[index].slot, hooks: &hooks)
             released.append(edges[index])
         }
-        edges = next
+        edges.removeSubrange(placed...)
         return attachedNew
     }
 }
