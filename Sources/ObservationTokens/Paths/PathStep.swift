@@ -156,13 +156,14 @@ enum PathStep: Sendable {
         return (state.serial, state.value(of: object))
     }
 
-    /// Reads every `@Computed` and `@Hybrid` property of `object` that has no valid value, so
-    /// that a `*` edge made on it hears of their dependencies' changes (observing evaluates at
-    /// registration). `@Lazy` ones stay unloaded until read: they have no dependencies.
+    /// Reads every `@Computed` and `@Hybrid` property of `object` that has no valid value (with
+    /// tracked or declared dependencies), so that a `*` edge made on it hears of their
+    /// dependencies' changes (observing evaluates at registration). `@Lazy` ones stay unloaded
+    /// until read: they have no dependencies.
     static func evaluateSyntheticProperties(of object: ObservableModel) {
         for entry in PropertyTable(object).synthetic {
             let state = entry.state(in: object)
-            if state.tracksDependencies, !state.isValid { _ = state.value(of: object) }
+            if state.hasDependencies, !state.isValid { _ = state.value(of: object) }
         }
     }
 

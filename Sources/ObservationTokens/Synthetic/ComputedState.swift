@@ -48,6 +48,8 @@ final class ComputedState<Model: ObservableModel, Value>: Locked<ComputedState.C
     /// Dependencies declared at the declaration (`dependsOn:`), which replace tracking.
     let declared: DeclaredDependencies<Model>?
 
+    var hasDependencies: Bool { tracksDependencies || declared != nil }
+
     init(
         queue: CoalescingQueue, tracksDependencies: Bool = true, declared: DeclaredDependencies<Model>? = nil,
         compute: @escaping @Sendable (Model) -> Value
@@ -144,7 +146,7 @@ final class ComputedState<Model: ObservableModel, Value>: Locked<ComputedState.C
         let recording = scratch.recording
         // Each storage's edge is attached as the getter records it, before it reads (the
         // install race: a set between the read and a later wiring would be lost).
-        if tracksDependencies || declared != nil { recording.pointee.attacher = dependencies }
+        if hasDependencies { recording.pointee.attacher = dependencies }
         let previous = AccessCapture.beginTracking(recording)
         var declaredCount = 0
         let value = SyntheticFrame.run(self) {

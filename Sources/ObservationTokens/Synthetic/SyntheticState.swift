@@ -4,8 +4,9 @@ import Synchronization
 protocol SyntheticStateProtocol: AnyObject {
     var isValid: Bool { get }
     var serial: UInt64 { get }
-    /// False for `@Lazy`: what its load reads is not a dependency.
-    var tracksDependencies: Bool { get }
+    /// False for `@Lazy`, which has no dependencies (what its load reads is not one); true
+    /// for tracked and declared ones.
+    var hasDependencies: Bool { get }
     func invalidate()
     func forceValid()
     /// The property's value on `owner` (the object whose storage holds this state), as its

@@ -130,6 +130,22 @@ struct DeclaredDependencyTests {
         withExtendedLifetime(token) {}
     }
 
+    /// `*` computes a computed property with declared dependencies at registration too (its
+    /// declared paths are wired then), so a change on another object reaches the token.
+    @Test func starComputesADeclaredPropertyAtRegistration() throws {
+        let badge = SynthBadge()
+        let owner = SynthOwner()
+        badge.owner = owner
+        let fired = CoreCounter()
+        let token = try badge.observe(path: "*", queue: synthBadgeQueue) { _ in fired.increment() }
+        #expect(badge.counts["label"] == 1)
+        owner.name = "Grace"  // on another object: heard only through `label`'s declared path
+        synthBadgeQueue.drain()
+        #expect(fired.value == 1)
+        #expect(badge.counts["label"] == 2)
+        withExtendedLifetime(token) {}
+    }
+
     #if DEBUG
         @Test func aDeclaredPathThatDoesNotExistTrapsAtFirstUseInDebugBuilds() async {
             await #expect(processExitsWith: .failure) {
