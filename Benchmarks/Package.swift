@@ -37,7 +37,10 @@ let package = Package(
             dependencies: [.product(name: "ObservationTokens", package: "ObservationTokens"), "AppWorkloads"]
         ),
         // The peers' side (OpenCombine, Observation) of the app-shaped workloads, for callgrind.
-        .executableTarget(name: "PeerProfile", dependencies: ["AppWorkloads"]),
+        .executableTarget(
+            name: "PeerProfile",
+            dependencies: ["AppWorkloads", .product(name: "OpenCombine", package: "OpenCombine")]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

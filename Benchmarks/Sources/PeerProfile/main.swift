@@ -8,9 +8,32 @@
 // The code is the same as PeerBench times (AppWorkloads). Cases: W17-combine [ticks],
 // W17-observation [ticks], W18-combine [count], W18-observation [count], W19-combine,
 // W19-observation, W9-observation (PeerBench's W9 peer: `withObservationTracking` re-armed after
-// each of 1,000 changes).
+// each of 1,000 changes), W15-combine (PeerBench's W15 creation peer: 100 batches of 100
+// `$value.map { $0 &* 2 }.assign(to: \.value, on: target)` created and released).
 
 import AppWorkloads
+import OpenCombine
+
+final class ProfileCombineCounter {
+    @Published var value = 0
+}
+
+final class ProfilePlainTarget {
+    var value = 0
+}
+
+/// W15's creation peer, shaped like `ProfileTarget`'s `w15measuredCreate`.
+@inline(never)
+func w15measuredCreateCombine(_ model: ProfileCombineCounter, _ target: ProfilePlainTarget, batches: Int) {
+    var cancellables: [AnyCancellable] = []
+    cancellables.reserveCapacity(100)
+    for _ in 0..<batches {
+        for _ in 0..<100 {
+            cancellables.append(model.$value.map { $0 &* 2 }.assign(to: \.value, on: target))
+        }
+        cancellables.removeAll(keepingCapacity: true)
+    }
+}
 
 #if canImport(Observation)
     import Observation
@@ -81,6 +104,8 @@ case "w19-combine":
     W19Combine.measuredModelsFirst(&modelsFirst)
     var tokensFirst = W19Combine(models: 10_000)
     W19Combine.measuredTokensFirst(&tokensFirst)
+case "w15-combine":
+    w15measuredCreateCombine(ProfileCombineCounter(), ProfilePlainTarget(), batches: argument ?? 100)
 #if canImport(Observation)
     case "w17-observation":
         let ticks = argument ?? 200
@@ -101,7 +126,7 @@ case "w19-combine":
 #endif
 default:
     let usage =
-        "usage: PeerProfile W17-combine|W17-observation [ticks] | W18-combine|W18-observation [count] | W19-combine|W19-observation | W9-observation [changes]\n"
+        "usage: PeerProfile W17-combine|W17-observation [ticks] | W18-combine|W18-observation [count] | W19-combine|W19-observation | W9-observation [changes] | W15-combine [batches]\n"
     _ = usage.utf8CString.withUnsafeBufferPointer { write(2, $0.baseAddress, $0.count - 1) }
     exit(64)
 }

@@ -13,16 +13,25 @@ extension ModelObserving where Self: ObservableModel {
     ///   the finished token end at once (`isValid == false`).
     /// - Returns: A pipeline that reads the property at each push.
     @inlinable @inline(__always)
-    public func pipeline<Value>(of keyPath: KeyPath<Self, Value>) -> ValuePipeline<Value> {
-        // Built here, in the caller's module, where it is specialized: reading the property is
-        // then a direct access instead of a trip through the key path runtime.
-        let read: (Self) -> Value = { $0[keyPath: keyPath] }
-        return _values(of: TypedKey(keyPath), read: _UncheckedSendable(read))
+    public func pipeline<Value>(of keyPath: consuming KeyPath<Self, Value>) -> ValuePipeline<Value> {
+        // Built here, in the caller's module, where it is specialized. The segment is the key
+        // path's only user, so the optimizer moves a literal into it and reading the property is
+        // a direct access instead of a trip through the key path runtime (see
+        // `KeyPathChain.Segment`); the key path object is asked of it in `_values`.
+        let segment = KeyPathChain<Self, Value>.segment(consume keyPath)
+        let read: (Self) -> Value = { KeyPathChain<Self, Value>.read(segment, on: $0) }
+        return _values(
+            keyPath: { KeyPathChain<Self, Value>.keyPath(of: segment) }, reader: KeyPathChain<Self, Value>.reader(segment),
+            read: _UncheckedSendable(read))
     }
 
     /// The non-inlinable half of `pipeline(of:)`.
     @usableFromInline
-    func _values<Value>(of key: TypedKey, read: _UncheckedSendable<(Self) -> Value>) -> ValuePipeline<Value> {
+    func _values<Value>(
+        keyPath: () -> AnyKeyPath, reader: @escaping (ObservableModel, AnyKeyPath) -> Any?,
+        read: _UncheckedSendable<(Self) -> Value>
+    ) -> ValuePipeline<Value> {
+        let key = TypedKey(keyPath: keyPath(), reader: reader)
         let box = WeakBox(self)
         let source = PipelineSource(root: self) { options, queue, site, group, onChange in
             let subscription = BindingSubscription(

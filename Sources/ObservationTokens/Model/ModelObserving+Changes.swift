@@ -22,7 +22,7 @@ extension ModelObserving where Self: ObservableModel {
     /// - Returns: The token that keeps the observation alive.
     @inlinable @inline(__always)
     public func observeChanges<Observer: AnyObject, Value>(
-        _ keyPath: KeyPath<Self, Value>,
+        _ keyPath: consuming KeyPath<Self, Value>,
         observer: Observer,
         options: ObservationOptions = [],
         queue: CoalescingQueue = .main,
@@ -30,7 +30,8 @@ extension ModelObserving where Self: ObservableModel {
         line: UInt = #line,
         _ callback: @escaping @Sendable (Observer, Self, PropertyChange<Value>) -> Void
     ) -> ObservationToken {
-        let key = TypedKey(keyPath)
+        let access = _KeyPathAccess(consume keyPath)
+        let key = access.key
         let site = CreationSite(fileID: fileID, line: line)
         return _observeChange(
             key, observer: observer, options: options, queue: queue, site: site,
@@ -38,13 +39,13 @@ extension ModelObserving where Self: ObservableModel {
                 // Deliveries pass the observer given at creation, alive.
                 guard let observer else { return }
                 let model = unsafeDowncast(root, to: Self.self)
-                let new = model[keyPath: unsafeDowncast(key.keyPath, to: KeyPath<Self, Value>.self)]
+                let new = access.read(model)
                 let old = (oldValue as? Value) ?? new
                 callback(unsafeDowncast(observer, to: Observer.self), model, PropertyChange(old: old, new: new))
             },
             orTrack: {
                 _observeTracked(
-                    key, read: _TrackedRead(keyPath), observer: observer, options: options, queue: queue, site: site,
+                    key, read: _TrackedRead(access), observer: observer, options: options, queue: queue, site: site,
                     keepsLast: true, reportsMisuse: true
                 ) { (observer: AnyObject?, model: Self, new: Value, old: Value) in
                     guard let observer else { return }

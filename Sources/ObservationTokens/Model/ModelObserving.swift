@@ -38,14 +38,15 @@ extension ModelObserving where Self: ObservableModel {
     /// - Complexity: O(1).
     @inlinable @inline(__always)
     public func observe<Value>(
-        _ keyPath: KeyPath<Self, Value>,
+        _ keyPath: consuming KeyPath<Self, Value>,
         options: ObservationOptions = [],
         queue: CoalescingQueue = .main,
         fileID: StaticString = #fileID,
         line: UInt = #line,
         _ callback: @escaping @Sendable (Self) -> Void
     ) -> ObservationToken {
-        let key = TypedKey(keyPath)
+        let access = _KeyPathAccess(consume keyPath)
+        let key = access.key
         let site = CreationSite(fileID: fileID, line: line)
         return _observe(
             key,
@@ -54,7 +55,7 @@ extension ModelObserving where Self: ObservableModel {
                 callback: callback),
             orTrack: {
                 _observeTracked(
-                    key, read: _TrackedRead(keyPath), observer: nil, options: options, queue: queue, site: site,
+                    key, read: _TrackedRead(access), observer: nil, options: options, queue: queue, site: site,
                     keepsLast: false,
                     reportsMisuse: true
                 ) { (_: AnyObject?, model: Self, _: Value, _: Value) in callback(model) }.token
@@ -86,7 +87,7 @@ extension ModelObserving where Self: ObservableModel {
     /// - Complexity: O(1).
     @inlinable @inline(__always)
     public func observe<Observer: AnyObject, Value>(
-        _ keyPath: KeyPath<Self, Value>,
+        _ keyPath: consuming KeyPath<Self, Value>,
         observer: Observer,
         options: ObservationOptions = [],
         queue: CoalescingQueue = .main,
@@ -94,7 +95,8 @@ extension ModelObserving where Self: ObservableModel {
         line: UInt = #line,
         _ callback: @escaping @Sendable (Observer, Self) -> Void
     ) -> ObservationToken {
-        let key = TypedKey(keyPath)
+        let access = _KeyPathAccess(consume keyPath)
+        let key = access.key
         let site = CreationSite(fileID: fileID, line: line)
         return _observe(
             key,
@@ -103,7 +105,7 @@ extension ModelObserving where Self: ObservableModel {
                 site: site, callback: callback),
             orTrack: {
                 _observeTracked(
-                    key, read: _TrackedRead(keyPath), observer: observer, options: options, queue: queue, site: site,
+                    key, read: _TrackedRead(access), observer: observer, options: options, queue: queue, site: site,
                     keepsLast: false, reportsMisuse: true
                 ) { (observer: AnyObject?, model: Self, _: Value, _: Value) in
                     // Deliveries pass the observer given at creation, alive.
@@ -216,27 +218,28 @@ extension ModelObserving where Self: ObservableModel {
     /// - Returns: The token that keeps the observation alive.
     @inlinable @inline(__always)
     public func observeChanges<Value>(
-        _ keyPath: KeyPath<Self, Value>,
+        _ keyPath: consuming KeyPath<Self, Value>,
         options: ObservationOptions = [],
         queue: CoalescingQueue = .main,
         fileID: StaticString = #fileID,
         line: UInt = #line,
         _ callback: @escaping @Sendable (Self, PropertyChange<Value>) -> Void
     ) -> ObservationToken {
-        let key = TypedKey(keyPath)
+        let access = _KeyPathAccess(consume keyPath)
+        let key = access.key
         let site = CreationSite(fileID: fileID, line: line)
         return _observeChange(
             key, options: options, queue: queue, site: site,
             callback: { _, root, oldValue in
                 let model = unsafeDowncast(root, to: Self.self)
-                let new = model[keyPath: unsafeDowncast(key.keyPath, to: KeyPath<Self, Value>.self)]
+                let new = access.read(model)
                 let old = (oldValue as? Value) ?? new
                 callback(model, PropertyChange(old: old, new: new))
             },
             orTrack: {
                 // Tracked: `old` is the value last delivered.
                 _observeTracked(
-                    key, read: _TrackedRead(keyPath), observer: nil, options: options, queue: queue, site: site,
+                    key, read: _TrackedRead(access), observer: nil, options: options, queue: queue, site: site,
                     keepsLast: true,
                     reportsMisuse: true
                 ) { (_: AnyObject?, model: Self, new: Value, old: Value) in

@@ -101,7 +101,7 @@ public struct KeyPathChain<Root: ObservableModel, Value>: @unchecked Sendable {
     typealias Segment<Model, Next> = (Model?, inout AnyKeyPath?) -> Next?
 
     @inlinable @inline(__always)
-    static func segment<Model, Next>(_ keyPath: KeyPath<Model, Next>) -> Segment<Model, Next> {
+    static func segment<Model, Next>(_ keyPath: __owned KeyPath<Model, Next>) -> Segment<Model, Next> {
         { model, keyPathOut in
             guard let model else {
                 keyPathOut = keyPath
@@ -109,6 +109,14 @@ public struct KeyPathChain<Root: ObservableModel, Value>: @unchecked Sendable {
             }
             return model[keyPath: keyPath]
         }
+    }
+
+    /// The key path `segment` reads.
+    @inlinable @inline(__always)
+    static func keyPath<Model, Next>(of segment: Segment<Model, Next>) -> AnyKeyPath {
+        var keyPath: AnyKeyPath?
+        _ = segment(nil, &keyPath)
+        return keyPath.unsafelyUnwrapped
     }
 
     /// A path walk's reader for `segment`: nil for objects of other types.

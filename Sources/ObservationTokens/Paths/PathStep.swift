@@ -234,6 +234,16 @@ struct TypedKey: @unchecked Sendable {
         self.modelReader = modelReader
     }
 
+    /// A key whose key path is asked of the closure that applies it (see `_KeyPathAccess`);
+    /// never inlined (nor specialized for the closure), so that the closure stays the key
+    /// path's only user where it is built.
+    @usableFromInline @inline(never)
+    init(keyPathOf keyPath: () -> AnyKeyPath, reader: @escaping (ObservableModel, AnyKeyPath) -> Any?) {
+        self.keyPath = keyPath()
+        self.reader = reader
+        modelReader = nil
+    }
+
     @inlinable @inline(__always)
     init<Root: ObservableModel, Value>(_ keyPath: KeyPath<Root, Value>) {
         self.keyPath = keyPath
