@@ -282,8 +282,9 @@ final class TrackedSubscription<Model: ObservableModel, Value>: Subscription, @u
         }
         for index in placed..<edges.count {
             edges[index].registry.detach(serial: edges[index].serial, slot: edges[index].slot, hooks: &hooks)
-            released.append(edges[index])
         }
+        // One allocation for all the stale edges (appending them one by one grew the array).
+        released.append(contentsOf: edges[placed...])
         edges.removeSubrange(placed...)
         return attachedNew
     }
