@@ -140,6 +140,22 @@ final class WeakBox: @unchecked Sendable {
     }
 }
 
+/// A weak reference that a closure can hold in its own context (no object of its own, unlike
+/// ``WeakBox``) and carry across threads.
+///
+/// Not generic, like ``WeakBox``. `@unchecked Sendable`: as for ``WeakBox``.
+struct WeakReference: @unchecked Sendable {
+    private weak var object: AnyObject?
+    init(_ object: AnyObject) { self.object = object }
+
+    /// The object, if alive; `type` must be the type of the object given to `init`.
+    @inline(__always)
+    func load<Object: AnyObject>(as type: Object.Type) -> Object? {
+        guard let object else { return nil }
+        return unsafeDowncast(object, to: Object.self)
+    }
+}
+
 /// A value that a `Sendable` closure may capture although its type is not `Sendable`.
 ///
 /// Used for closures built by the inlinable entry points (specialized in the caller's module)

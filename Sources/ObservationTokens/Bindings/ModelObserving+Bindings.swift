@@ -25,32 +25,21 @@ extension ModelObserving where Self: ObservableModel {
             read: _UncheckedSendable(read))
     }
 
-    /// The non-inlinable half of `pipeline(of:)`.
-    @usableFromInline
+    /// The non-inlinable half of `pipeline(of:)`; never inlined, so that the segment stays the
+    /// key path's only user where it is built.
+    @usableFromInline @inline(never)
     func _values<Value>(
         keyPath: () -> AnyKeyPath, reader: @escaping (ObservableModel, AnyKeyPath) -> Any?,
         read: _UncheckedSendable<(Self) -> Value>
     ) -> ValuePipeline<Value> {
-        let key = TypedKey(keyPath: keyPath(), reader: reader)
-        let box = WeakBox(self)
-        let source = PipelineSource(root: self) { options, queue, site, group, onChange in
-            let subscription = BindingSubscription(
-                root: self, target: .key(key, options: options), options: options, queue: queue, site: site,
-                group: group, action: onChange)
-            group.add(subscription)
-            if subscription.isProperty {
-                _ = subscription.start(root: self, key: key)
-            } else {
-                _ = subscription.start(root: self)
-            }
-            return subscription
-        }
-        return ValuePipeline(sources: [source]) {
-            { _ in
-                guard let model = box.load(as: Self.self) else { return nil }
+        let reference = WeakReference(self)
+        return ValuePipeline(
+            sources: PipelineSources(
+                PipelineSource(root: self, watched: .key(TypedKey(keyPath: keyPath(), reader: reader)))),
+            shared: { _ in
+                guard let model = reference.load(as: Self.self) else { return nil }
                 return read.value(model)
-            }
-        }
+            })
     }
 
     /// The values at the end of a key path chain, as a pipeline; pushes when anything along the
@@ -65,19 +54,13 @@ extension ModelObserving where Self: ObservableModel {
     /// - Returns: A pipeline that reads the endpoint at each push (nil while unreachable, for
     ///   optional chains).
     public func pipeline<Value>(of chain: KeyPathChain<Self, Value>) -> ValuePipeline<Value> {
-        let box = WeakBox(self)
-        let path = chain.path
-        let source = PipelineSource(root: self) { options, queue, site, group, onChange in
-            let subscription = BindingSubscription(
-                root: self, target: .paths([path]), options: options, queue: queue, site: site, group: group,
-                action: onChange)
-            group.add(subscription)
-            _ = subscription.start(root: self)
-            return subscription
-        }
-        return ValuePipeline(sources: [source]) {
-            { _ in box.load(as: Self.self).map { chain.evaluate($0) } }
-        }
+        let reference = WeakReference(self)
+        return ValuePipeline(
+            sources: PipelineSources(PipelineSource(root: self, watched: .path(chain.path))),
+            shared: { _ in
+                guard let model = reference.load(as: Self.self) else { return nil }
+                return chain.evaluate(model)
+            })
     }
 
     /// The values at the end of a dotted string path, as a pipeline of `Any?` (nil while the
@@ -95,24 +78,16 @@ extension ModelObserving where Self: ObservableModel {
     /// - Throws: ``KeyPathError`` naming the bad component and the type it was looked up on.
     public func pipeline(path: String) throws(KeyPathError) -> ValuePipeline<Any?> {
         let parsed = try StringKeyPath.parse(path, root: self)
-        let box = WeakBox(self)
-        let source = PipelineSource(root: self) { options, queue, site, group, onChange in
-            let subscription = BindingSubscription(
-                root: self, target: .paths([parsed]), options: options, queue: queue, site: site, group: group,
-                action: onChange)
-            group.add(subscription)
-            _ = subscription.start(root: self)
-            return subscription
-        }
-        return ValuePipeline(sources: [source]) {
-            { _ in
-                guard let root = box.load(as: Self.self) else { return nil }
+        let reference = WeakReference(self)
+        return ValuePipeline(
+            sources: PipelineSources(PipelineSource(root: self, watched: .path(parsed))),
+            shared: { _ in
+                guard let root = reference.load(as: Self.self) else { return nil }
                 switch parsed.endpoint(from: root) {
                 case .unreachable: return .some(nil)
                 case .value(let value): return .some(value)
                 }
-            }
-        }
+            })
     }
 
     // MARK: One-way bindings

@@ -20,16 +20,65 @@ struct PipelineContext {
 /// source is gone or unreachable in a way that has no value, or an operator stopped the push.
 typealias Puller<Output> = @Sendable (inout PipelineContext) -> Output?
 
-/// One source of a pipeline: an object and how to watch it.
+/// One source of a pipeline: an object and what of it to watch.
 struct PipelineSource {
     /// Kept alive while the pipeline is being built; tokens hold it weakly.
     let root: ObservableModel
+    let watched: Watched
+
+    enum Watched {
+        /// A typed key path: a property, or (tracked) any key path that reads some.
+        case key(TypedKey)
+        /// A key path chain or a string path.
+        case path(ObservedPath)
+    }
+
     /// Creates a subscription on `root` that calls `onChange` at each delivery, adds it to the
     /// group and starts it. It has ended (and so has the group) when the path does not start at
     /// an `@Observed` property of `root`.
-    let makeSubscription:
-        (
-            _ options: ObservationOptions, _ queue: CoalescingQueue, _ site: CreationSite, _ group: BindingGroup,
-            _ onChange: @escaping @Sendable () -> Void
-        ) -> Subscription
+    func makeSubscription(
+        _ options: ObservationOptions, _ queue: CoalescingQueue, _ site: CreationSite, _ group: BindingGroup,
+        _ onChange: @escaping @Sendable () -> Void
+    ) -> Subscription {
+        let subscription: BindingSubscription
+        switch watched {
+        case .key(let key):
+            subscription = BindingSubscription(
+                root: root, target: .key(key, options: options), options: options, queue: queue, site: site,
+                group: group, action: onChange)
+            group.add(subscription)
+            if subscription.isProperty {
+                _ = subscription.start(root: root, key: key)
+            } else {
+                _ = subscription.start(root: root)
+            }
+        case .path(let path):
+            subscription = BindingSubscription(
+                root: root, target: .paths([path]), options: options, queue: queue, site: site, group: group,
+                action: onChange)
+            group.add(subscription)
+            _ = subscription.start(root: root)
+        }
+        return subscription
+    }
+}
+
+/// The sources of a pipeline. Most pipelines have one, kept out of an array.
+struct PipelineSources {
+    let first: PipelineSource
+    /// Empty (no allocation) unless the pipeline combines several.
+    let rest: [PipelineSource]
+
+    init(_ source: PipelineSource) {
+        first = source
+        rest = []
+    }
+
+    /// - Precondition: `all` is not empty.
+    init(_ all: [PipelineSource]) {
+        first = all[0]
+        rest = Array(all.dropFirst())
+    }
+
+    var all: [PipelineSource] { [first] + rest }
 }

@@ -26,21 +26,78 @@
 /// > build and finish it in one expression. The token it returns holds sources and destination
 /// > weakly, like every token.
 public struct ValuePipeline<Output> {
-    let sources: [PipelineSource]
-    /// Builds a fresh puller (with fresh operator state) for each token.
-    let makePuller: @Sendable () -> Puller<Output>
+    let sources: PipelineSources
+    /// The puller every token shares, while every operator is stateless; nil otherwise.
+    let sharedPuller: Puller<Output>?
+    /// Builds a fresh puller (with fresh operator state) for each token, once an operator
+    /// keeps state (`removeDuplicates`); nil while `sharedPuller` is set.
+    ///
+    /// Two optional closures rather than an enum: a generic enum would cost a metadata lookup
+    /// per operator and per token in this unspecialized code.
+    let makePuller: (@Sendable () -> Puller<Output>)?
 
-    init(sources: [PipelineSource], makePuller: @escaping @Sendable () -> Puller<Output>) {
+    init(sources: PipelineSources, shared puller: @escaping Puller<Output>) {
         self.sources = sources
+        sharedPuller = puller
+        makePuller = nil
+    }
+
+    init(sources: PipelineSources, perToken makePuller: @escaping @Sendable () -> Puller<Output>) {
+        self.sources = sources
+        sharedPuller = nil
         self.makePuller = makePuller
     }
 
-    /// Appends a stage that wraps the puller built so far.
-    private func appending<Next>(
-        _ stage: @escaping @Sendable (@escaping Puller<Output>) -> Puller<Next>
-    ) -> ValuePipeline<Next> {
-        let make = makePuller
-        return ValuePipeline<Next>(sources: sources, makePuller: { stage(make()) })
+    /// The puller for a new token.
+    func makeTokenPuller() -> Puller<Output> {
+        Self.tokenPuller(shared: sharedPuller, make: makePuller)
+    }
+
+    /// The puller for a new token of a pipeline with these fields.
+    static func tokenPuller(shared: Puller<Output>?, make: (@Sendable () -> Puller<Output>)?) -> Puller<Output> {
+        if let shared { return shared }
+        return make.unsafelyUnwrapped()
+    }
+
+    // Each operator builds its puller with a static function called directly (a generic
+    // function used as a value would cost a closure context): once, shared by every token,
+    // while the pipeline is stateless; once per token otherwise.
+
+    private static func filtering(
+        _ previous: @escaping Puller<Output>, _ isIncluded: @escaping @Sendable (Output) -> Bool
+    ) -> Puller<Output> {
+        { context in
+            guard let value = previous(&context), isIncluded(value) else { return nil }
+            return value
+        }
+    }
+
+    private static func mapping<Next>(
+        _ previous: @escaping Puller<Output>, _ transform: @escaping @Sendable (Output) -> Next
+    ) -> Puller<Next> {
+        { context in
+            guard let value = previous(&context) else { return nil }
+            return transform(value)
+        }
+    }
+
+    private static func compactMapping<Next>(
+        _ previous: @escaping Puller<Output>, _ transform: @escaping @Sendable (Output) -> Next?
+    ) -> Puller<Next> {
+        { context in
+            guard let value = previous(&context) else { return nil }
+            return transform(value)
+        }
+    }
+
+    private static func applying(
+        _ previous: @escaping Puller<Output>, _ body: @escaping @Sendable (Output) -> Void
+    ) -> Puller<Output> {
+        { context in
+            guard let value = previous(&context) else { return nil }
+            context.afterApply.append { body(value) }
+            return value
+        }
     }
 
     // MARK: Operators
@@ -55,12 +112,9 @@ public struct ValuePipeline<Output> {
     /// - Parameter isIncluded: Called once per push with the value so far.
     /// - Returns: The pipeline with the filter appended.
     public func filter(_ isIncluded: @escaping @Sendable (Output) -> Bool) -> ValuePipeline<Output> {
-        appending { previous in
-            { context in
-                guard let value = previous(&context), isIncluded(value) else { return nil }
-                return value
-            }
-        }
+        if let sharedPuller { return ValuePipeline(sources: sources, shared: Self.filtering(sharedPuller, isIncluded)) }
+        let make = makePuller.unsafelyUnwrapped
+        return ValuePipeline(sources: sources, perToken: { Self.filtering(make(), isIncluded) })
     }
 
     /// Transforms each value, possibly to another type.
@@ -72,12 +126,9 @@ public struct ValuePipeline<Output> {
     /// - Parameter transform: Called once per push with the value so far.
     /// - Returns: The pipeline with the transform appended.
     public func map<Next>(_ transform: @escaping @Sendable (Output) -> Next) -> ValuePipeline<Next> {
-        appending { previous in
-            { context in
-                guard let value = previous(&context) else { return nil }
-                return transform(value)
-            }
-        }
+        if let sharedPuller { return ValuePipeline<Next>(sources: sources, shared: Self.mapping(sharedPuller, transform)) }
+        let make = makePuller.unsafelyUnwrapped
+        return ValuePipeline<Next>(sources: sources, perToken: { Self.mapping(make(), transform) })
     }
 
     /// Transforms each value and stops the push when the transform returns nil.
@@ -89,9 +140,11 @@ public struct ValuePipeline<Output> {
     /// - Parameter transform: Called once per push with the value so far.
     /// - Returns: The pipeline with the transform appended.
     public func compactMap<Next>(_ transform: @escaping @Sendable (Output) -> Next?) -> ValuePipeline<Next> {
-        appending { previous in
-            { context in previous(&context).flatMap(transform) }
+        if let sharedPuller {
+            return ValuePipeline<Next>(sources: sources, shared: Self.compactMapping(sharedPuller, transform))
         }
+        let make = makePuller.unsafelyUnwrapped
+        return ValuePipeline<Next>(sources: sources, perToken: { Self.compactMapping(make(), transform) })
     }
 
     /// Stops a push whose value equals, by `isDuplicate`, the value the previous push had at
@@ -106,14 +159,20 @@ public struct ValuePipeline<Output> {
     public func removeDuplicates(
         by isDuplicate: @escaping @Sendable (_ previous: Output, _ next: Output) -> Bool
     ) -> ValuePipeline<Output> {
-        appending { previous in
-            let last = LastValue<Output>()
-            return { context in
-                guard let value = previous(&context) else { return nil }
-                guard let before = last.exchange(value) else { return value }
-                return isDuplicate(before, value) && !context.isRefresh ? nil : value
-            }
-        }
+        // Keeps state, so each token gets its own puller.
+        let shared = sharedPuller
+        let make = makePuller
+        return ValuePipeline(
+            sources: sources,
+            perToken: {
+                let previous = Self.tokenPuller(shared: shared, make: make)
+                let last = LastValue<Output>()
+                return { context in
+                    guard let value = previous(&context) else { return nil }
+                    guard let before = last.exchange(value) else { return value }
+                    return isDuplicate(before, value) && !context.isRefresh ? nil : value
+                }
+            })
     }
 
     /// Runs `body` after the value has been applied — written to the destination, or handed to
@@ -131,13 +190,9 @@ public struct ValuePipeline<Output> {
     /// - Parameter body: Called once per applied push.
     /// - Returns: The pipeline with the handler appended.
     public func onApply(_ body: @escaping @Sendable (Output) -> Void) -> ValuePipeline<Output> {
-        appending { previous in
-            { context in
-                guard let value = previous(&context) else { return nil }
-                context.afterApply.append { body(value) }
-                return value
-            }
-        }
+        if let sharedPuller { return ValuePipeline(sources: sources, shared: Self.applying(sharedPuller, body)) }
+        let make = makePuller.unsafelyUnwrapped
+        return ValuePipeline(sources: sources, perToken: { Self.applying(make(), body) })
     }
 
     // MARK: Combining
@@ -172,12 +227,13 @@ public struct ValuePipeline<Output> {
         reduce: @escaping @Sendable (repeat each Input) -> Output
     ) -> ValuePipeline<Output> {
         var sources: [PipelineSource] = []
-        for input in repeat each inputs { sources.append(contentsOf: input.sources) }
+        for input in repeat each inputs { sources.append(contentsOf: input.sources.all) }
+        let shared = (repeat (each inputs).sharedPuller)
         let makers = (repeat (each inputs).makePuller)
         return ValuePipeline(
-            sources: sources,
-            makePuller: {
-                let pullers = (repeat (each makers)())
+            sources: PipelineSources(sources),
+            perToken: {
+                let pullers = (repeat ValuePipeline<each Input>.tokenPuller(shared: each shared, make: each makers))
                 return { context in
                     let values = (repeat (each pullers)(&context))
                     for value in repeat each values {
@@ -245,10 +301,10 @@ public struct ValuePipeline<Output> {
         to destination: Destination, write: _UncheckedSendable<(Destination, Output) -> Void>,
         options: ObservationOptions, queue: CoalescingQueue, site: CreationSite
     ) -> ObservationToken {
-        let box = WeakBox(destination)
+        let reference = WeakReference(destination)
         return start(options: options, queue: queue, site: site, sentinelOn: destination as? ObservableModel) {
             value in
-            guard let destination = box.load(as: Destination.self) else { return false }
+            guard let destination = reference.load(as: Destination.self) else { return false }
             write.value(destination, value)
             return true
         }
@@ -382,7 +438,7 @@ public struct ValuePipeline<Output> {
         apply: @escaping @Sendable (Output) -> Bool
     ) -> ObservationToken {
         let group = BindingGroup()
-        let puller = makePuller()
+        let puller = makeTokenPuller()
         // A push, and (for destination paths) a refresh that `removeDuplicates` lets through.
         let push: @Sendable () -> Void = {
             var context = PipelineContext()
@@ -391,15 +447,15 @@ public struct ValuePipeline<Output> {
             context.runAfterApply()
         }
         let main: Subscription
-        if sources.count == 1 {
+        if sources.rest.isEmpty {
             // One source: its own subscription is the token's, and delivers the push itself.
-            main = sources[0].makeSubscription(options, queue, site, group, push)
+            main = sources.first.makeSubscription(options, queue, site, group, push)
         } else {
             // Several: each source's subscription makes a hub pending, and the hub pushes once
             // per tick. With `.immediate`, each change pushes at once. The hub has no edge: it is
             // only ever scheduled, so it takes no options.
             let hub = BindingSubscription(
-                root: sources[0].root, target: .property, options: [], queue: queue, site: site, group: group,
+                root: sources.first.root, target: .property, options: [], queue: queue, site: site, group: group,
                 action: push)
             group.add(hub)
             main = hub
@@ -410,7 +466,7 @@ public struct ValuePipeline<Output> {
                 let weakHub = WeakBox(hub)
                 onChange = { weakHub.load(as: BindingSubscription.self)?.schedule() }
             }
-            for source in sources {
+            for source in sources.all {
                 guard source.makeSubscription(options, queue, site, group, onChange).isActive else { break }
             }
         }
