@@ -36,9 +36,9 @@ extension ModelObserving where Self: ObservableModel {
         return ValuePipeline(
             sources: PipelineSources(
                 PipelineSource(root: self, watched: .key(TypedKey(keyPath: keyPath(), reader: reader)))),
-            shared: { _ in
-                guard let model = reference.load(as: Self.self) else { return nil }
-                return read.value(model)
+            shared: { context, next in
+                guard let model = reference.load(as: Self.self) else { return }
+                next(&context, read.value(model))
             })
     }
 
@@ -57,9 +57,9 @@ extension ModelObserving where Self: ObservableModel {
         let reference = WeakReference(self)
         return ValuePipeline(
             sources: PipelineSources(PipelineSource(root: self, watched: .path(chain.path))),
-            shared: { _ in
-                guard let model = reference.load(as: Self.self) else { return nil }
-                return chain.evaluate(model)
+            shared: { context, next in
+                guard let model = reference.load(as: Self.self) else { return }
+                next(&context, chain.evaluate(model))
             })
     }
 
@@ -81,11 +81,11 @@ extension ModelObserving where Self: ObservableModel {
         let reference = WeakReference(self)
         return ValuePipeline(
             sources: PipelineSources(PipelineSource(root: self, watched: .path(parsed))),
-            shared: { _ in
-                guard let root = reference.load(as: Self.self) else { return nil }
+            shared: { context, next in
+                guard let root = reference.load(as: Self.self) else { return }
                 switch parsed.endpoint(from: root) {
-                case .unreachable: return .some(nil)
-                case .value(let value): return .some(value)
+                case .unreachable: next(&context, nil)
+                case .value(let value): next(&context, value)
                 }
             })
     }

@@ -66,38 +66,48 @@ public struct ValuePipeline<Output> {
     private static func filtering(
         _ previous: @escaping Puller<Output>, _ isIncluded: @escaping @Sendable (Output) -> Bool
     ) -> Puller<Output> {
-        { context in
-            guard let value = previous(&context), isIncluded(value) else { return nil }
-            return value
+        { context, next in
+            previous(&context) { context, value in
+                if isIncluded(value) { next(&context, value) }
+            }
         }
     }
 
     private static func mapping<Next>(
         _ previous: @escaping Puller<Output>, _ transform: @escaping @Sendable (Output) -> Next
     ) -> Puller<Next> {
-        { context in
-            guard let value = previous(&context) else { return nil }
-            return transform(value)
+        { context, next in
+            previous(&context) { context, value in next(&context, transform(value)) }
         }
     }
 
     private static func compactMapping<Next>(
         _ previous: @escaping Puller<Output>, _ transform: @escaping @Sendable (Output) -> Next?
     ) -> Puller<Next> {
-        { context in
-            guard let value = previous(&context) else { return nil }
-            return transform(value)
+        { context, next in
+            previous(&context) { context, value in
+                if let transformed = transform(value) { next(&context, transformed) }
+            }
         }
     }
 
     private static func applying(
         _ previous: @escaping Puller<Output>, _ body: @escaping @Sendable (Output) -> Void
     ) -> Puller<Output> {
-        { context in
-            guard let value = previous(&context) else { return nil }
-            context.afterApply.append { body(value) }
-            return value
+        { context, next in
+            previous(&context) { context, value in
+                context.afterApply.append { body(value) }
+                next(&context, value)
+            }
         }
+    }
+
+    /// What `puller` hands on in one push: nil when it stops the push. (For `combineLatest`,
+    /// which needs every input's value before it can go on.)
+    private static func pulled(_ puller: Puller<Output>, _ context: inout PipelineContext) -> Output? {
+        var result: Output?
+        puller(&context) { _, value in result = value }
+        return result
     }
 
     // MARK: Operators
@@ -167,10 +177,11 @@ public struct ValuePipeline<Output> {
             perToken: {
                 let previous = Self.tokenPuller(shared: shared, make: make)
                 let last = LastValue<Output>()
-                return { context in
-                    guard let value = previous(&context) else { return nil }
-                    guard let before = last.exchange(value) else { return value }
-                    return isDuplicate(before, value) && !context.isRefresh ? nil : value
+                return { context, next in
+                    previous(&context) { context, value in
+                        if let before = last.exchange(value), isDuplicate(before, value), !context.isRefresh { return }
+                        next(&context, value)
+                    }
                 }
             })
     }
@@ -234,12 +245,12 @@ public struct ValuePipeline<Output> {
             sources: PipelineSources(sources),
             perToken: {
                 let pullers = (repeat ValuePipeline<each Input>.tokenPuller(shared: each shared, make: each makers))
-                return { context in
-                    let values = (repeat (each pullers)(&context))
+                return { context, next in
+                    let values = (repeat ValuePipeline<each Input>.pulled(each pullers, &context))
                     for value in repeat each values {
-                        if value == nil { return nil }
+                        if value == nil { return }
                     }
-                    return reduce(repeat (each values)!)
+                    next(&context, reduce(repeat (each values)!))
                 }
             })
     }
@@ -440,12 +451,7 @@ public struct ValuePipeline<Output> {
         let group = BindingGroup()
         let puller = makeTokenPuller()
         // A push, and (for destination paths) a refresh that `removeDuplicates` lets through.
-        let push: @Sendable () -> Void = {
-            var context = PipelineContext()
-            guard let value = puller(&context) else { return }
-            guard apply(value) else { return group.endAll() }
-            context.runAfterApply()
-        }
+        let push: @Sendable () -> Void = { Self.push(puller, apply, group, isRefresh: false) }
         let main: Subscription
         if sources.rest.isEmpty {
             // One source: its own subscription is the token's, and delivers the push itself.
@@ -475,10 +481,7 @@ public struct ValuePipeline<Output> {
                 root: destinationPath.root, target: .paths([destinationPath.path]),
                 options: options.union(.endpointChanges), queue: queue, site: site, group: group
             ) {
-                var context = PipelineContext(isRefresh: true)
-                guard let value = puller(&context) else { return }
-                guard apply(value) else { return group.endAll() }
-                context.runAfterApply()
+                Self.push(puller, apply, group, isRefresh: true)
             }
             group.add(watcher)
             _ = watcher.start(root: destinationPath.root)
@@ -486,6 +489,23 @@ public struct ValuePipeline<Output> {
         if let destination, !group.hasEnded { group.addSentinel(on: destination) }
         if options.contains(.initial), !group.hasEnded { push() }
         return ObservationToken(subscription: main)
+    }
+
+    /// Runs the operators and applies the value that comes through them, if one does; then the
+    /// `onApply` handlers it reached. A destination found gone ends the group.
+    private static func push(
+        _ puller: Puller<Output>, _ apply: @escaping @Sendable (Output) -> Bool, _ group: BindingGroup, isRefresh: Bool
+    ) {
+        var context = PipelineContext(isRefresh: isRefresh)
+        var destinationIsGone = false
+        puller(&context) { context, value in
+            guard apply(value) else {
+                destinationIsGone = true
+                return
+            }
+            context.runAfterApply()
+        }
+        if destinationIsGone { group.endAll() }
     }
 }
 
