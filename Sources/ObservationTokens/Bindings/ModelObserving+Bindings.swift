@@ -32,13 +32,15 @@ extension ModelObserving where Self: ObservableModel {
         keyPath: () -> AnyKeyPath, reader: @escaping (ObservableModel, AnyKeyPath) -> Any?,
         read: _UncheckedSendable<(Self) -> Value>
     ) -> ValuePipeline<Value> {
-        let reference = WeakReference(self)
+        // The source is reached through its registry, not a weak reference: the first weak
+        // reference to an object makes every later retain and release of it slower.
+        let registry = registry
         return ValuePipeline(
             sources: PipelineSources(
                 PipelineSource(root: self, watched: .key(TypedKey(keyPath: keyPath(), reader: reader)))),
             shared: { context, next in
-                guard let model = reference.load(as: Self.self) else { return }
-                next(&context, read.value(model))
+                guard let model = registry.weakOwner else { return }
+                next(&context, read.value(unsafeDowncast(model, to: Self.self)))
             })
     }
 
@@ -54,12 +56,12 @@ extension ModelObserving where Self: ObservableModel {
     /// - Returns: A pipeline that reads the endpoint at each push (nil while unreachable, for
     ///   optional chains).
     public func pipeline<Value>(of chain: KeyPathChain<Self, Value>) -> ValuePipeline<Value> {
-        let reference = WeakReference(self)
+        let registry = registry  // see `_values`
         return ValuePipeline(
             sources: PipelineSources(PipelineSource(root: self, watched: .path(chain.path))),
             shared: { context, next in
-                guard let model = reference.load(as: Self.self) else { return }
-                next(&context, chain.evaluate(model))
+                guard let model = registry.weakOwner else { return }
+                next(&context, chain.evaluate(unsafeDowncast(model, to: Self.self)))
             })
     }
 
@@ -78,11 +80,11 @@ extension ModelObserving where Self: ObservableModel {
     /// - Throws: ``KeyPathError`` naming the bad component and the type it was looked up on.
     public func pipeline(path: String) throws(KeyPathError) -> ValuePipeline<Any?> {
         let parsed = try StringKeyPath.parse(path, root: self)
-        let reference = WeakReference(self)
+        let registry = registry  // see `_values`
         return ValuePipeline(
             sources: PipelineSources(PipelineSource(root: self, watched: .path(parsed))),
             shared: { context, next in
-                guard let root = reference.load(as: Self.self) else { return }
+                guard let root = registry.weakOwner else { return }
                 switch parsed.endpoint(from: root) {
                 case .unreachable: next(&context, nil)
                 case .value(let value): next(&context, value)
