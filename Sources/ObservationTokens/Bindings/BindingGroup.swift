@@ -72,21 +72,41 @@ final class BindingGroup: Locked<BindingGroup.State>, @unchecked Sendable {  // 
     }
 }
 
-/// A subscription of a binding: watches a source (or nothing, for a hub) and runs its action at
-/// each delivery; ending it ends its whole ``BindingGroup``.
+/// A subscription of a binding: watches a source (or nothing, for a hub) and runs its push at
+/// each delivery; ending it ends its whole ``BindingGroup``, if it has one.
 ///
-/// Not generic: the action ignores the root or reaches it through a ``WeakBox``, and a generic
+/// A binding made of this one subscription (one source, a destination that is not a model, no
+/// destination path) has no group: its push reports a destination found gone by returning
+/// false, which ends the subscription.
+///
+/// Not generic: the action ignores the root or reaches it through its registry, and a generic
 /// class would cost a metadata lookup at each creation.
 final class BindingSubscription: Subscription, @unchecked Sendable {  // see Subscription
-    @exclusivity(unchecked) private var action: (@Sendable () -> Void)?
-    let group: BindingGroup
+    @exclusivity(unchecked) private var push: (@Sendable () -> Bool)?
+    let group: BindingGroup?
 
+    /// A member of `group` that runs `action` at each delivery.
+    ///
     /// - Parameter target: `.property` without `start`, for a hub that has no edge of its own.
-    init(
+    convenience init(
         root: __shared ObservableModel, target: Target, options: ObservationOptions, queue: CoalescingQueue,
         site: CreationSite, group: BindingGroup, action: @escaping @Sendable () -> Void
     ) {
-        self.action = action
+        self.init(
+            root: root, target: target, options: options, queue: queue, site: site, group: group,
+            push: {
+                action()
+                return true
+            })
+    }
+
+    /// - Parameter push: Runs at each delivery; false (the destination is gone) ends the
+    ///   subscription, and its group.
+    init(
+        root: __shared ObservableModel, target: Target, options: ObservationOptions, queue: CoalescingQueue,
+        site: CreationSite, group: BindingGroup?, push: @escaping @Sendable () -> Bool
+    ) {
+        self.push = push
         self.group = group
         super.init(
             rootRegistry: root.registry, hasObserver: false, target: target,
@@ -94,12 +114,12 @@ final class BindingSubscription: Subscription, @unchecked Sendable {  // see Sub
     }
 
     override func invoke(observer: AnyObject?, root: ObservableModel) {
-        action?()
+        if let push, !push() { end() }
     }
 
     override func releaseCallback() {
-        action = nil
-        group.endAll()
+        push = nil
+        group?.endAll()
     }
 }
 

@@ -40,19 +40,19 @@ struct PipelineSource {
     }
 
     /// Creates a subscription on `root` that calls `onChange` at each delivery, adds it to the
-    /// group and starts it. It has ended (and so has the group) when the path does not start at
-    /// an `@Observed` property of `root`.
+    /// group (if any) and starts it. It has ended (and so has the group) when the path does not
+    /// start at an `@Observed` property of `root`, or when `onChange` returns false.
     func makeSubscription(
-        _ options: ObservationOptions, _ queue: CoalescingQueue, _ site: CreationSite, _ group: BindingGroup,
-        _ onChange: @escaping @Sendable () -> Void
+        _ options: ObservationOptions, _ queue: CoalescingQueue, _ site: CreationSite, _ group: BindingGroup?,
+        _ onChange: @escaping @Sendable () -> Bool
     ) -> Subscription {
         let subscription: BindingSubscription
         switch watched {
         case .key(let key):
             subscription = BindingSubscription(
                 root: root, target: .key(key, options: options), options: options, queue: queue, site: site,
-                group: group, action: onChange)
-            group.add(subscription)
+                group: group, push: onChange)
+            group?.add(subscription)
             if subscription.isProperty {
                 _ = subscription.start(root: root, key: key)
             } else {
@@ -61,8 +61,8 @@ struct PipelineSource {
         case .path(let path):
             subscription = BindingSubscription(
                 root: root, target: .paths([path]), options: options, queue: queue, site: site, group: group,
-                action: onChange)
-            group.add(subscription)
+                push: onChange)
+            group?.add(subscription)
             _ = subscription.start(root: root)
         }
         return subscription

@@ -448,54 +448,57 @@ public struct ValuePipeline<Output> {
         destinationPath: (root: ObservableModel, path: ObservedPath)? = nil,
         apply: @escaping @Sendable (Output) -> Bool
     ) -> ObservationToken {
-        let group = BindingGroup()
         let puller = makeTokenPuller()
         // A push, and (for destination paths) a refresh that `removeDuplicates` lets through.
-        let push: @Sendable () -> Void = { Self.push(puller, apply, group, isRefresh: false) }
+        let push: @Sendable () -> Bool = { Self.push(puller, apply, isRefresh: false) }
+        // One subscription and nothing to end with it (the usual binding): no group.
+        let isAlone = sources.rest.isEmpty && destination == nil && destinationPath == nil
+        let group = isAlone ? nil : BindingGroup()
         let main: Subscription
-        if sources.rest.isEmpty {
-            // One source: its own subscription is the token's, and delivers the push itself.
-            main = sources.first.makeSubscription(options, queue, site, group, push)
-        } else {
-            // Several: each source's subscription makes a hub pending, and the hub pushes once
-            // per tick. With `.immediate`, each change pushes at once. The hub has no edge: it is
-            // only ever scheduled, so it takes no options.
+        if let group, !sources.rest.isEmpty {
+            // Several sources: each source's subscription makes a hub pending, and the hub
+            // pushes once per tick. With `.immediate`, each change pushes at once. The hub has
+            // no edge: it is only ever scheduled, so it takes no options.
             let hub = BindingSubscription(
                 root: sources.first.root, target: .property, options: [], queue: queue, site: site, group: group,
-                action: push)
+                push: push)
             group.add(hub)
             main = hub
-            let onChange: @Sendable () -> Void
+            let onChange: @Sendable () -> Bool
             if options.contains(.immediate) {
                 onChange = push
             } else {
                 let weakHub = WeakBox(hub)
-                onChange = { weakHub.load(as: BindingSubscription.self)?.schedule() }
+                onChange = {
+                    weakHub.load(as: BindingSubscription.self)?.schedule()
+                    return true
+                }
             }
             for source in sources.all {
                 guard source.makeSubscription(options, queue, site, group, onChange).isActive else { break }
             }
+        } else {
+            // One source: its own subscription is the token's, and delivers the push itself.
+            main = sources.first.makeSubscription(options, queue, site, group, push)
         }
-        if let destinationPath, !group.hasEnded {
+        if let group, let destinationPath, !group.hasEnded {
             let watcher = BindingSubscription(
                 root: destinationPath.root, target: .paths([destinationPath.path]),
-                options: options.union(.endpointChanges), queue: queue, site: site, group: group
-            ) {
-                Self.push(puller, apply, group, isRefresh: true)
-            }
+                options: options.union(.endpointChanges), queue: queue, site: site, group: group,
+                push: { Self.push(puller, apply, isRefresh: true) })
             group.add(watcher)
             _ = watcher.start(root: destinationPath.root)
         }
-        if let destination, !group.hasEnded { group.addSentinel(on: destination) }
-        if options.contains(.initial), !group.hasEnded { push() }
+        if let group, let destination, !group.hasEnded { group.addSentinel(on: destination) }
+        if options.contains(.initial), main.isActive, !push() { main.end() }
         return ObservationToken(subscription: main)
     }
 
     /// Runs the operators and applies the value that comes through them, if one does; then the
-    /// `onApply` handlers it reached. A destination found gone ends the group.
-    private static func push(
-        _ puller: Puller<Output>, _ apply: @escaping @Sendable (Output) -> Bool, _ group: BindingGroup, isRefresh: Bool
-    ) {
+    /// `onApply` handlers it reached. False when the destination was found gone.
+    private static func push(_ puller: Puller<Output>, _ apply: @escaping @Sendable (Output) -> Bool, isRefresh: Bool)
+        -> Bool
+    {
         var context = PipelineContext(isRefresh: isRefresh)
         var destinationIsGone = false
         puller(&context) { context, value in
@@ -505,7 +508,7 @@ public struct ValuePipeline<Output> {
             }
             context.runAfterApply()
         }
-        if destinationIsGone { group.endAll() }
+        return !destinationIsGone
     }
 }
 
