@@ -117,6 +117,27 @@ import Testing
         withExtendedLifetime(token) {}
     }
 
+    /// Stateless operators are built once per pipeline and shared; stateful ones
+    /// (`removeDuplicates`) get fresh state for each token finished from the pipeline, also when
+    /// stateless operators follow them.
+    @Test func aPipelineFinishedTwiceGivesEachTokenItsOwnOperatorState() {
+        let queue = CoalescingQueue(target: .manual)
+        let person = BindPerson(name: "a")
+        let first = BindLog<String>()
+        let second = BindLog<String>()
+        let pipeline = person.pipeline(of: \.name).removeDuplicates().map { $0.uppercased() }.filter { !$0.isEmpty }
+        let tokenA = pipeline.post(queue: queue) { first.append($0) }
+        person.name = "b"
+        queue.drain()
+        // Its own `removeDuplicates`: "b" was the first token's last value, not this one's.
+        let tokenB = pipeline.post(queue: queue) { second.append($0) }
+        person.name = "c"
+        queue.drain()
+        #expect(first.values == ["A", "B", "C"])
+        #expect(second.values == ["B", "C"])
+        withExtendedLifetime((tokenA, tokenB)) {}
+    }
+
     @Test func removeDuplicatesByAPredicate() {
         let queue = CoalescingQueue(target: .manual)
         let person = BindPerson(name: "a")
