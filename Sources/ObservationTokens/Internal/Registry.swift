@@ -244,9 +244,6 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
         // The same for leaf candidates (path and tracked tokens): one alone needs no array.
         var firstCandidate: Unmanaged<Subscription>?
         var candidates: [Subscription]?
-        // And for the subscriptions that need the slow path: usually one path token whose
-        // middle step this is.
-        var firstWork: (subscription: Unmanaged<Subscription>, isLeaf: Bool)?
         var needsWork: [(subscription: Subscription, isLeaf: Bool)]?
         withLock { state in
             // Scanned in place through mutable buffers: a read-only copy of an entry (or of an
@@ -280,14 +277,7 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
                         }
                         let subscription = member.takeUnretainedValue()
                         if subscription.isImmediate || !isLeaf {
-                            if needsWork != nil {
-                                needsWork!.append((subscription, isLeaf))
-                            } else if let first = firstWork {
-                                needsWork = [(first.subscription.takeRetainedValue(), first.isLeaf), (subscription, isLeaf)]
-                                firstWork = nil
-                            } else {
-                                firstWork = (member.retain(), isLeaf)  // under the lock: it can't go away
-                            }
+                            needsWork.append((subscription, isLeaf), default: [])
                         } else if let first = firstCandidate {
                             candidates = [first.takeRetainedValue(), subscription]
                             firstCandidate = nil
@@ -308,7 +298,7 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
             first.queue.enqueue(first, retaining: owner)
         }
         if let firstCandidate { Self.enqueue(lone: firstCandidate, owner: owner, oldValue: oldValue) }
-        guard candidates != nil || needsWork != nil || firstWork != nil else { return nil }
+        guard candidates != nil || needsWork != nil else { return nil }
         if var candidates {
             for subscription in candidates {
                 // Pending or not, a change token without this tick's old value takes this one
@@ -318,21 +308,15 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
             candidates.removeAll { !$0.markPending() }
             if !candidates.isEmpty { CoalescingQueue.enqueue(candidates, changedObject: owner) }
         }
-        if let firstWork {
-            return Self.work(
-                first: (firstWork.subscription.takeRetainedValue(), firstWork.isLeaf), more: [], owner: owner,
-                serial: serial, oldValue: oldValue)
-        }
         guard let needsWork else { return nil }
-        return Self.work(first: needsWork[0], more: needsWork.dropFirst(), owner: owner, serial: serial, oldValue: oldValue)
+        return Self.work(needsWork, owner: owner, serial: serial, oldValue: oldValue)
     }
 
     /// The slow path's work after unlocking: retargets the paths through the changed property,
-    /// marks the subscriptions pending and queues them. `first` and `more` are the
-    /// subscriptions that need it (one, usually: no list).
+    /// marks the subscriptions pending and queues them.
     private static func work(
-        first: (subscription: Subscription, isLeaf: Bool), more: ArraySlice<(subscription: Subscription, isLeaf: Bool)>,
-        owner: ObservableModel, serial: UInt64, oldValue: () -> Any
+        _ needsWork: [(subscription: Subscription, isLeaf: Bool)], owner: ObservableModel, serial: UInt64,
+        oldValue: () -> Any
     ) -> [Subscription]? {
         // A path may run through this property twice (`a.next.next` with `a.next === a`): each
         // subscription is handled once per change, told apart by a stamp (cheaper than a set).
@@ -344,9 +328,9 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
         // The first is kept apart: one alone is queued without a list.
         var firstPending: Subscription?
         var pending: [Subscription] = []
-        func handle(_ subscription: Subscription, isLeaf: Bool) {
+        for (subscription, isLeaf) in needsWork {
             if let extras = subscription.extras, extras.lastVisit.exchange(visit, ordering: .relaxed) == visit {
-                return
+                continue
             }
             if !isLeaf { subscription.retarget(walks: &walks) }
             if subscription.isImmediate {
@@ -356,15 +340,13 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
                 if firstPending == nil {
                     firstPending = subscription
                 } else {
-                    if pending.isEmpty { pending.reserveCapacity(more.count + 1) }
+                    if pending.isEmpty { pending.reserveCapacity(needsWork.count) }
                     pending.append(subscription)
                 }
             } else if subscription.needsOldValue {
                 subscription.recordOldValue(oldValue)
             }
         }
-        handle(first.subscription, isLeaf: first.isLeaf)
-        for (subscription, isLeaf) in more { handle(subscription, isLeaf: isLeaf) }
         // What a walk read may have changed before its edges were attached (a set on an object
         // that had no edges yet tells no one): read again, now that they are, and walk again.
         walks.revalidate()
