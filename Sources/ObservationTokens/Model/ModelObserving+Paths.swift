@@ -25,6 +25,7 @@ extension ModelObserving where Self: ObservableModel {
     /// - Returns: The token that keeps the observation alive.
     /// - Complexity: O(*n*) in the chain's length to attach, and again for each change of a
     ///   middle element.
+    @inlinable
     public func observe<Value>(
         _ chain: KeyPathChain<Self, Value>,
         options: ObservationOptions = [],
@@ -33,18 +34,15 @@ extension ModelObserving where Self: ObservableModel {
         line: UInt = #line,
         _ callback: @escaping @Sendable (Self, Value) -> Void
     ) -> ObservationToken {
-        let isValid = checkChains([chain.steps], fileID: fileID, line: line)
-        let token = makeToken(
-            paths: [chain.path], observer: nil, options: isValid ? options : [], queue: queue,
-            site: CreationSite(fileID: fileID, line: line),
-            callback: { _, root, delivered in
-                let model = unsafeDowncast(root, to: Self.self)
-                // With `.endpointChanges`, the endpoint the delivery compared; otherwise read
-                // now, each segment under its object's store bit (see `KeyPathChain.segment`).
-                callback(model, chain.deliveredValue(delivered, on: model))
-            })
-        if !isValid { token.invalidate() }
-        return token
+        // The delivery is built here, in the caller's module, where it is specialized: reading
+        // the chain calls its segments directly, without generic value passing or thunks.
+        _observe(chain: chain, observer: nil, options: options, queue: queue, fileID: fileID, line: line) {
+            _, root, delivered in
+            let model = unsafeDowncast(root, to: Self.self)
+            // With `.endpointChanges`, the endpoint the delivery compared; otherwise read
+            // now, each segment under its object's store bit (see `KeyPathChain.segment`).
+            callback(model, chain.deliveredValue(delivered, on: model))
+        }
     }
 
     /// Observes a key path chain on behalf of `observer`, held weakly.
@@ -66,6 +64,7 @@ extension ModelObserving where Self: ObservableModel {
     ///   - fileID: The file that creates the token (the default), named by debug-build misuse traps.
     ///   - line: The line that creates the token (the default), named by debug-build misuse traps.
     /// - Returns: The token that keeps the observation alive.
+    @inlinable
     public func observe<Observer: AnyObject, Value>(
         _ chain: KeyPathChain<Self, Value>,
         observer: Observer,
@@ -75,16 +74,26 @@ extension ModelObserving where Self: ObservableModel {
         line: UInt = #line,
         _ callback: @escaping @Sendable (Observer, Self, Value) -> Void
     ) -> ObservationToken {
+        // Built here, where it is specialized (see the form without an observer).
+        _observe(chain: chain, observer: observer, options: options, queue: queue, fileID: fileID, line: line) {
+            observer, root, delivered in
+            // Deliveries pass the observer given at creation, alive.
+            guard let observer else { return }
+            let model = unsafeDowncast(root, to: Self.self)
+            callback(unsafeDowncast(observer, to: Observer.self), model, chain.deliveredValue(delivered, on: model))
+        }
+    }
+
+    /// The non-inlinable half of `observe(_:observer:…)` with a chain.
+    @usableFromInline
+    func _observe<Value>(
+        chain: KeyPathChain<Self, Value>, observer: AnyObject?, options: ObservationOptions, queue: CoalescingQueue,
+        fileID: StaticString, line: UInt, callback: @escaping _GeneralCallback
+    ) -> ObservationToken {
         let isValid = checkChains([chain.steps], fileID: fileID, line: line)
         let token = makeToken(
             paths: [chain.path], observer: observer, options: isValid ? options : [], queue: queue,
-            site: CreationSite(fileID: fileID, line: line),
-            callback: { observer, root, delivered in
-                // Deliveries pass the observer given at creation, alive.
-                guard let observer else { return }
-                let model = unsafeDowncast(root, to: Self.self)
-                callback(unsafeDowncast(observer, to: Observer.self), model, chain.deliveredValue(delivered, on: model))
-            })
+            site: CreationSite(fileID: fileID, line: line), callback: callback)
         if !isValid { token.invalidate() }
         return token
     }

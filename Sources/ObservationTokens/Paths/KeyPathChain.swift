@@ -20,6 +20,7 @@
 public struct KeyPathChain<Root: ObservableModel, Value>: @unchecked Sendable {
     let steps: [PathStep]
     /// The endpoint now; nil when an optional intermediate is nil.
+    @usableFromInline
     let evaluate: (Root) -> Value
 
     /// Adds the segment read by `segment` to `previous` (nil for the first segment).
@@ -159,13 +160,14 @@ public struct KeyPathChain<Root: ObservableModel, Value>: @unchecked Sendable {
     /// The endpoint's route is a function of its own: generic code that may form a `Value?`
     /// looks up `Optional<Value>`'s metadata on entry (≈ 300 instructions), which every
     /// delivery without an endpoint paid for nothing.
+    @inlinable
     func deliveredValue(_ delivered: Any?, on root: Root) -> Value {
         guard let delivered else { return evaluate(root) }
         return carriedValue(delivered, on: root)
     }
 
-    @inline(never)
-    private func carriedValue(_ delivered: Any, on root: Root) -> Value {
+    @usableFromInline @inline(never)
+    func carriedValue(_ delivered: Any, on root: Root) -> Value {
         (delivered as? EndpointDelivery)?.value(as: Value.self) ?? evaluate(root)
     }
 
