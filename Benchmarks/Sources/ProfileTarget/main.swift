@@ -82,6 +82,25 @@ func w3w4() {
     measuredCreateEnd(Counter())
 }
 
+/// W3 with a key path that is not a literal at the call site (a parameter): the key path
+/// reaches `observe` as a value, so its closures keep it in a context.
+func w3variable() {
+    measuredCreateEndVariable(Counter(), keyPath: opaqueKeyPath(\Counter.value))
+}
+
+@inline(never)
+func opaqueKeyPath(_ keyPath: KeyPath<Counter, Int>) -> KeyPath<Counter, Int> { keyPath }
+
+@inline(never)
+func measuredCreateEndVariable(_ model: Counter, keyPath: KeyPath<Counter, Int>) {
+    var tokens: [ObservationToken] = []
+    tokens.reserveCapacity(100)
+    for _ in 0..<opaque(100) {
+        for _ in 0..<100 { tokens.append(model.observe(keyPath, queue: queue) { _ in tally.count &+= 1 }) }
+        tokens.removeAll(keepingCapacity: true)
+    }
+}
+
 /// 100 batches: create 100 tokens (W3), release them (W4). Also W6's measured part.
 @inline(never)
 func measuredCreateEnd(_ model: Counter) {
@@ -318,6 +337,7 @@ case "W16": w16()
 case "W1": w1()
 case "W2": w2()
 case "W3", "W4": w3w4()
+case "W3VAR": w3variable()
 case "W5": w5()
 case "W6": w6(live: Int(CommandLine.arguments.dropFirst(2).first ?? "") ?? 1_000)
 case "W8": w8()
@@ -334,7 +354,7 @@ case "W18": w18(count: Int(CommandLine.arguments.dropFirst(2).first ?? "") ?? 10
 case "W19": w19()
 default:
     let usage =
-        "usage: ProfileTarget R1|R2|W1|W2|W3|W4|W5|W6 [live]|W8|W9|W10|W10chain|W11|W12 [size]|W13|W14|W15|W16|W17 [ticks]|W18 [count]|W19\n"
+        "usage: ProfileTarget R1|R2|W1|W2|W3|W4|W3var|W5|W6 [live]|W8|W9|W10|W10chain|W11|W12 [size]|W13|W14|W15|W16|W17 [ticks]|W18 [count]|W19\n"
     _ = usage.utf8CString.withUnsafeBufferPointer { write(2, $0.baseAddress, $0.count - 1) }
     exit(64)
 }

@@ -247,13 +247,22 @@ struct TypedKey: @unchecked Sendable {
     @inlinable @inline(__always)
     init<Root: ObservableModel, Value>(_ keyPath: KeyPath<Root, Value>) {
         self.keyPath = keyPath
+        reader = Self.reader(Root.self, Value.self)
+        modelReader = nil
+    }
+
+    /// A reader that applies the key path it is handed, a `KeyPath<Root, Value>`; it captures
+    /// nothing, so it needs no context.
+    @inlinable @inline(__always)
+    static func reader<Root: ObservableModel, Value>(
+        _ root: Root.Type, _ value: Value.Type
+    ) -> (ObservableModel, AnyKeyPath) -> Any? {
         // A class check on the metadata, cheaper than `as?` (a generic dynamic cast).
-        reader = { object, keyPath in
+        { object, keyPath in
             guard object is Root else { return nil }
             return unsafeDowncast(object, to: Root.self)[
                 keyPath: unsafeDowncast(keyPath, to: KeyPath<Root, Value>.self)]
         }
-        modelReader = nil
     }
 
     @inlinable @inline(__always)

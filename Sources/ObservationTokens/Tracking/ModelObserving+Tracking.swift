@@ -317,12 +317,15 @@ struct _KeyPathAccess<Model: ObservableModel, Value>: @unchecked Sendable {
         KeyPathChain<Model, Value>.read(segment, on: model)
     }
 
-    /// The key for the key path, with a reader specialized here.
+    /// The key for the key path, with a reader specialized here. The reader is handed the key
+    /// path (it captures nothing, so it needs no context even when the key path is not a
+    /// literal); path walks through a one-step key are rare, so it applies the key path in the
+    /// runtime rather than through `segment`.
     @inlinable @inline(__always)
     var key: TypedKey {
         let segment = segment
         return TypedKey(
-            keyPathOf: { KeyPathChain<Model, Value>.keyPath(of: segment) }, reader: KeyPathChain<Model, Value>.reader(segment))
+            keyPathOf: { KeyPathChain<Model, Value>.keyPath(of: segment) }, reader: TypedKey.reader(Model.self, Value.self))
     }
 }
 
