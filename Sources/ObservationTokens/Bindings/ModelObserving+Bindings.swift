@@ -21,7 +21,8 @@ extension ModelObserving where Self: ObservableModel {
         let segment = KeyPathChain<Self, Value>.segment(consume keyPath)
         let read: (Self) -> Value = { KeyPathChain<Self, Value>.read(segment, on: $0) }
         return _values(
-            keyPath: { KeyPathChain<Self, Value>.keyPath(of: segment) }, reader: KeyPathChain<Self, Value>.reader(segment),
+            keyPath: { KeyPathChain<Self, Value>.keyPath(of: segment) },
+            reader: KeyPathChain<Self, Value>.reader(segment),
             read: _UncheckedSendable(read))
     }
 

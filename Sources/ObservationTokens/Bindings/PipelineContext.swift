@@ -22,9 +22,10 @@ struct PipelineContext {
 ///
 /// Values are handed on, not returned: unspecialized generic code that returns an `Output?`
 /// looks up `Optional<Output>`'s metadata (≈ 325 instructions) at each stage of each push.
-typealias Puller<Output> = @Sendable (
-    _ context: inout PipelineContext, _ next: (inout PipelineContext, Output) -> Void
-) -> Void
+typealias Puller<Output> =
+    @Sendable (
+        _ context: inout PipelineContext, _ next: (inout PipelineContext, Output) -> Void
+    ) -> Void
 
 /// One source of a pipeline: an object and what of it to watch.
 struct PipelineSource {

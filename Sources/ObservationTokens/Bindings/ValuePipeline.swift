@@ -136,7 +136,9 @@ public struct ValuePipeline<Output> {
     /// - Parameter transform: Called once per push with the value so far.
     /// - Returns: The pipeline with the transform appended.
     public func map<Next>(_ transform: @escaping @Sendable (Output) -> Next) -> ValuePipeline<Next> {
-        if let sharedPuller { return ValuePipeline<Next>(sources: sources, shared: Self.mapping(sharedPuller, transform)) }
+        if let sharedPuller {
+            return ValuePipeline<Next>(sources: sources, shared: Self.mapping(sharedPuller, transform))
+        }
         let make = makePuller.unsafelyUnwrapped
         return ValuePipeline<Next>(sources: sources, perToken: { Self.mapping(make(), transform) })
     }

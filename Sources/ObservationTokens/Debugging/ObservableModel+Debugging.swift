@@ -90,7 +90,8 @@ extension ModelObserving where Self: ObservableModel {
         let site = CreationSite(fileID: fileID, line: line)
         let root = "\(Self.self) \(DebugFormat.address(ObjectIdentifier(self)))"
         return _observeTracked(
-            TypedKey(keyPath), read: _TrackedRead(_KeyPathAccess(keyPath)), observer: nil, options: .immediate, queue: .main,
+            TypedKey(keyPath), read: _TrackedRead(_KeyPathAccess(keyPath)), observer: nil, options: .immediate,
+            queue: .main,
             site: site, keepsLast: true, reportsMisuse: true
         ) { (_: AnyObject?, _: Self, new: Value, old: Value) in
             ObservationDebugging.watchpointDidHit(

@@ -216,7 +216,8 @@ extension ModelObserving where Self: ObservableModel {
                 callback: callback),
             orTrack: {
                 let tracked = _observeTracked(
-                    key, read: _TrackedRead(_KeyPathAccess(keyPath)), observer: nil, options: options, queue: queue, site: site,
+                    key, read: _TrackedRead(_KeyPathAccess(keyPath)), observer: nil, options: options, queue: queue,
+                    site: site,
                     keepsLast: false,
                     reportsMisuse: false
                 ) { (_: AnyObject?, model: Self, _: Value, _: Value) in callback(model) }
@@ -325,7 +326,8 @@ struct _KeyPathAccess<Model: ObservableModel, Value>: @unchecked Sendable {
     var key: TypedKey {
         let segment = segment
         return TypedKey(
-            keyPathOf: { KeyPathChain<Model, Value>.keyPath(of: segment) }, reader: TypedKey.reader(Model.self, Value.self))
+            keyPathOf: { KeyPathChain<Model, Value>.keyPath(of: segment) },
+            reader: TypedKey.reader(Model.self, Value.self))
     }
 }
 
