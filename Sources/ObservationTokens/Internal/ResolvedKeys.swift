@@ -4,7 +4,8 @@
 /// Key paths are compared by identity (a key path literal is one object for the whole
 /// process). A lookup scans the entries in place, comparing identities, and touches no
 /// reference count; the key path objects are kept only to hold the identities valid while
-/// cached. One array: an object's first cached key path costs one allocation.
+/// cached. The first entry is kept apart: an object that resolves one key path (the first
+/// token on a fresh object, an object with one token) allocates nothing for it.
 struct ResolvedKeys {
     private struct Entry {
         let id: ObjectIdentifier
@@ -12,17 +13,24 @@ struct ResolvedKeys {
         let keyPath: AnyKeyPath
     }
 
+    /// The first entry's identity (a trivial value: checking it touches no reference count);
+    /// nil while nothing is cached.
+    private var firstID: ObjectIdentifier?
+    private var firstSerial: UInt64 = 0
+    private var firstKeyPath: AnyKeyPath?
+    /// The entries after the first, oldest first.
     private var entries: [Entry] = []
 
     /// Key path objects remembered per property.
     static let limitPerProperty = 16
 
     /// Key path objects cached (for tests).
-    var count: Int { entries.count }
+    var count: Int { (firstID == nil ? 0 : 1) + entries.count }
 
     /// The serial `keyPath` resolved to, if it is cached.
     func serial(for keyPath: AnyKeyPath) -> UInt64? {
         let id = ObjectIdentifier(keyPath)
+        if firstID == id { return firstSerial }
         return entries.withUnsafeBufferPointer { entries in
             for index in entries.indices where entries[index].id == id { return entries[index].serial }
             return nil
@@ -34,14 +42,32 @@ struct ResolvedKeys {
     /// they only ever push out key paths to the same property. Observing many properties of
     /// an object never makes a literal key path resolve (read its property) again.
     mutating func remember(_ keyPath: AnyKeyPath, serial: UInt64) {
+        guard firstID != nil else {
+            firstID = ObjectIdentifier(keyPath)
+            firstSerial = serial
+            firstKeyPath = keyPath
+            return
+        }
         guard self.serial(for: keyPath) == nil else { return }
-        var sameProperty = 0
+        var sameProperty = firstSerial == serial ? 1 : 0
         var oldest = -1
         for index in entries.indices where entries[index].serial == serial {
             sameProperty += 1
             if oldest < 0 { oldest = index }
         }
-        if sameProperty >= Self.limitPerProperty { entries.remove(at: oldest) }
-        entries.append(Entry(id: ObjectIdentifier(keyPath), serial: serial, keyPath: keyPath))
+        let entry = Entry(id: ObjectIdentifier(keyPath), serial: serial, keyPath: keyPath)
+        if sameProperty >= Self.limitPerProperty {
+            if firstSerial == serial {
+                // The first entry is this property's oldest: it goes, and the next entry (of
+                // any property) takes its place.
+                let next = entries.removeFirst()
+                firstID = next.id
+                firstSerial = next.serial
+                firstKeyPath = next.keyPath
+            } else {
+                entries.remove(at: oldest)
+            }
+        }
+        entries.append(entry)
     }
 }

@@ -476,4 +476,31 @@ struct HardKeyPathCacheTests {
         let cached = model.registry.withLock { state in state.resolvedKeys.count }
         #expect(cached <= ResolvedKeys.limitPerProperty)
     }
+
+    /// Run-time key paths push out only key paths to their own property, wherever the cache
+    /// keeps them (its first entry is kept apart): a key path to another property stays cached,
+    /// whether it was resolved before them or after one of them, and every token still fires.
+    @Test(arguments: [true, false])
+    func runTimeKeyPathsPushOutOnlyTheirOwnProperty(otherPropertyFirst: Bool) {
+        let queue = CoalescingQueue(target: .manual)
+        let model = HardWide()
+        let other: KeyPath<HardWide, Int> = \HardWide.p2
+        func built() -> KeyPath<HardWide, Int> { (\HardWide.self).appending(path: \HardWide.p1) }
+        let fired = RelLock(0)
+        var tokens: [ObservationToken] = []
+        if !otherPropertyFirst { tokens.append(model.observe(built(), queue: queue) { _ in fired.withLock { $0 += 1 } }) }
+        tokens.append(model.observe(other, queue: queue) { _ in fired.withLock { $0 += 1 } })
+        for _ in 0..<100 {
+            tokens.append(model.observe(built(), queue: queue) { _ in fired.withLock { $0 += 1 } })
+        }
+        let (cached, otherIsCached) = model.registry.withLock { state in
+            (state.resolvedKeys.count, state.resolvedKeys.serial(for: other) != nil)
+        }
+        #expect(cached <= ResolvedKeys.limitPerProperty + 1)
+        #expect(otherIsCached)
+        model.p1 = 1
+        model.p2 = 1
+        queue.drain()
+        #expect(fired.withLock { $0 } == tokens.count)
+    }
 }
