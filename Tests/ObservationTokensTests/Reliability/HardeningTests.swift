@@ -488,7 +488,9 @@ struct HardKeyPathCacheTests {
         func built() -> KeyPath<HardWide, Int> { (\HardWide.self).appending(path: \HardWide.p1) }
         let fired = RelLock(0)
         var tokens: [ObservationToken] = []
-        if !otherPropertyFirst { tokens.append(model.observe(built(), queue: queue) { _ in fired.withLock { $0 += 1 } }) }
+        if !otherPropertyFirst {
+            tokens.append(model.observe(built(), queue: queue) { _ in fired.withLock { $0 += 1 } })
+        }
         tokens.append(model.observe(other, queue: queue) { _ in fired.withLock { $0 += 1 } })
         for _ in 0..<100 {
             tokens.append(model.observe(built(), queue: queue) { _ in fired.withLock { $0 += 1 } })
