@@ -145,4 +145,28 @@ struct TellObservationTests {
         #expect(listener.notices.entries.allSatisfy { $0.description.contains("ending the observation of") })
         withExtendedLifetime(tokens) {}
     }
+
+    /// Whether an observer takes deinit notices is remembered for the last observer class
+    /// asked about: observers of a class that takes them and of one that doesn't, in turns,
+    /// each get exactly what they should.
+    @Test func deinitNoticesReachListenersWhateverObserversCameBefore() {
+        let queue = CoalescingQueue(target: .manual)
+        let listeners = [CoreDeinitListener(), CoreDeinitListener(), CoreDeinitListener()]
+        let plain = CoreObserver()
+        var tokens: [ObservationToken] = []
+        do {
+            for listener in listeners {
+                let person = CorePerson()
+                tokens.append(person.observe(\.firstName, observer: plain, queue: queue) { _, _ in })
+                tokens.append(person.observe(\.lastName, observer: listener, queue: queue) { _, _ in })
+                tokens.append(person.observe(\.firstName, observer: plain, queue: queue) { _, _ in })
+            }
+        }
+        queue.drain()
+        #expect(
+            listeners.map { $0.notices.entries.map(\.observedPaths) } == [
+                [["lastName"]], [["lastName"]], [["lastName"]],
+            ])
+        withExtendedLifetime(tokens) {}
+    }
 }
