@@ -472,7 +472,10 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
         for subscription in all where subscription.rootRegistry === self {
             guard let serial = subscription.attachedPropertySerial, !names.contains(where: { $0.serial == serial })
             else { continue }
-            if table == nil { table = PropertyTable(owner) }
+            if table == nil {
+                table = PropertyTable(owner)
+                names.reserveCapacity(all.count)  // one allocation (appending grew it per name)
+            }
             if let name = table!.name(ofSerial: serial, in: owner) { names.append((serial, name)) }
         }
         if !names.isEmpty { withLock { state in state.namesAfterDeinit = names } }
