@@ -192,8 +192,8 @@ extension ModelObserving where Self: ObservableModel {
     ) -> ObservationToken {
         let site = CreationSite(fileID: fileID, line: line)
         let group = BindingGroup()
-        let source = WeakBox(self)
-        let target = WeakBox(destination)
+        let source = WeakReference(self)
+        let target = WeakReference(destination)
         let copyAll: @Sendable () -> Void = {
             guard let model = source.load(as: Self.self) else { return }
             guard let destination = target.load(as: Destination.self) else { return group.endAll() }

@@ -38,8 +38,8 @@ final class TwoWayBinding: Sendable {
             return ObservationToken(subscription: ended)
         }
         let state = TwoWayBinding()
-        let boxA = WeakBox(a)
-        let boxB = WeakBox(b)
+        let boxA = WeakReference(a)
+        let boxB = WeakReference(b)
         let isImmediate = options.contains(.immediate)
         nonisolated(unsafe) let pathA = keyPathA  // key paths are immutable
         nonisolated(unsafe) let pathB = keyPathB
@@ -57,7 +57,7 @@ final class TwoWayBinding: Sendable {
             root: a, target: .property, options: [], queue: queue, site: site, group: group
         ) { sync(state.takeChanged()) }
         group.add(hub)
-        let weakHub = WeakBox(hub)
+        let weakHub = WeakReference(hub)
         let watch: @Sendable (_ changed: UInt8, _ writing: UInt8) -> Void = { changed, writing in
             guard !state.isWriting(writing) else { return }
             if isImmediate {

@@ -61,7 +61,7 @@ extension ValuePipeline {
         }
         let site = CreationSite(fileID: fileID, line: line)
         let write = StringDestination(names: names, path: path, site: site)
-        let box = WeakBox(destination)
+        let box = WeakReference(destination)
         let objectPath = names.count > 1 ? ObservedPath(steps: names.dropLast().map { PathStep.name($0) }) : nil
         return start(
             options: options, queue: queue, site: site, sentinelOn: destination,

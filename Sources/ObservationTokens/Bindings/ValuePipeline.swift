@@ -353,7 +353,7 @@ public struct ValuePipeline<Output> {
         fileID: StaticString = #fileID,
         line: UInt = #line
     ) -> ObservationToken {
-        let box = WeakBox(destination)
+        let box = WeakReference(destination)
         nonisolated(unsafe) let keyPath = keyPath  // key paths are immutable
         return start(
             options: options, queue: queue, site: CreationSite(fileID: fileID, line: line), sentinelOn: destination,
@@ -393,7 +393,7 @@ public struct ValuePipeline<Output> {
         fileID: StaticString = #fileID,
         line: UInt = #line
     ) -> ObservationToken {
-        let box = WeakBox(destination)
+        let box = WeakReference(destination)
         nonisolated(unsafe) let keyPath = keyPath  // key paths are immutable
         return start(
             options: options, queue: queue, site: CreationSite(fileID: fileID, line: line), sentinelOn: destination,
@@ -470,7 +470,7 @@ public struct ValuePipeline<Output> {
             if options.contains(.immediate) {
                 onChange = push
             } else {
-                let weakHub = WeakBox(hub)
+                let weakHub = WeakReference(hub)
                 onChange = {
                     weakHub.load(as: BindingSubscription.self)?.schedule()
                     return true

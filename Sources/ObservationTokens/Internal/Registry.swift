@@ -151,18 +151,12 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
 
     /// Whether objects of `type` adopt `ObservationStateObserving`. A conformance check costs
     /// ≈ 290 instructions, once per registry, that is per first token on an object; apps create
-    /// many objects of one class in a row, so the last class's answer is kept in one word (the
-    /// class's metadata pointer, 8-aligned, with the answer in its low bit).
+    /// many objects of one class in a row, so the last class's answer is kept.
     private static func reportsObservationState(_ type: ObservableModel.Type) -> Bool {
-        let id = UInt(bitPattern: ObjectIdentifier(type))
-        let last = lastConformance.load(ordering: .relaxed)
-        if last & ~1 == id { return last & 1 != 0 }
-        let conforms = type is any ObservationStateObserving.Type
-        lastConformance.store(id | (conforms ? 1 : 0), ordering: .relaxed)
-        return conforms
+        observationStateAnswer.answer(for: type) { $0 is any ObservationStateObserving.Type }
     }
 
-    private static let lastConformance = Atomic<UInt>(0)
+    private static let observationStateAnswer = LastClassAnswer()
 
     /// `readForPath`, also returning the owner's store version at the read (see
     /// `ObservableModel.storeVersion`).

@@ -259,19 +259,12 @@ class Subscription: @unchecked Sendable {  // see the rules above
 
     /// Whether objects of `type` adopt `ObservedObjectDeinitObserver`. A conformance check
     /// costs ≈ 400 instructions; a model's deinit asks it for each of its tokens' observers,
-    /// which are usually of one class (view models), so the last class's answer is kept in one
-    /// word (the metadata pointer, 8-aligned, with the answer in its low bit), as
-    /// `Registry` does for `ObservationStateObserving`.
+    /// which are usually of one class (view models), so the last class's answer is kept.
     private static func observesDeinits(_ type: AnyObject.Type) -> Bool {
-        let id = UInt(bitPattern: ObjectIdentifier(type))
-        let last = lastDeinitConformance.load(ordering: .relaxed)
-        if last & ~1 == id { return last & 1 != 0 }
-        let conforms = type is any ObservedObjectDeinitObserver.Type
-        lastDeinitConformance.store(id | (conforms ? 1 : 0), ordering: .relaxed)
-        return conforms
+        deinitObserverAnswer.answer(for: type) { $0 is any ObservedObjectDeinitObserver.Type }
     }
 
-    private static let lastDeinitConformance = Atomic<UInt>(0)
+    private static let deinitObserverAnswer = LastClassAnswer()
 
     // MARK: Changes
 

@@ -93,7 +93,7 @@ extension ModelObserving where Self: ObservableModel {
         line: UInt = #line,
         _ callback: @escaping @Sendable (Observer, Self, ChangedProperties<Self>) -> Void
     ) -> ObservationToken {
-        let weakObserver = WeakBox(observer)
+        let weakObserver = WeakReference(observer)
         let ending = TokenSlot()
         let token = observe(whichOf: keyPaths, options: options, queue: queue, fileID: fileID, line: line) {
             model, changed in

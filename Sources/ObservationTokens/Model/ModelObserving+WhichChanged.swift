@@ -39,7 +39,7 @@ extension ModelObserving where Self: ObservableModel {
         let site = CreationSite(fileID: fileID, line: line)
         let group = BindingGroup()
         let changed = ChangedIndexes()
-        let model = WeakBox(self)
+        let model = WeakReference(self)
         nonisolated(unsafe) let keyPaths = keyPaths  // key paths are immutable
         // The hub: scheduled by each property's subscription, delivered once per tick.
         let hub = BindingSubscription(
@@ -57,7 +57,7 @@ extension ModelObserving where Self: ObservableModel {
             )
             return token
         }
-        let weakHub = WeakBox(hub)
+        let weakHub = WeakReference(hub)
         let immediate = options.contains(.immediate)
         for (index, keyPath) in keyPaths.enumerated() {
             let member = BindingSubscription(

@@ -51,7 +51,7 @@ import Testing
                 return source.bind(
                     [.init(\.name, \.title), .init(\.age, \.years)], to: destination as! BindCard, queue: queue)
             case .posting:
-                let box = WeakBox(destination as! BindLabel)
+                let box = WeakReference(destination as! BindLabel)
                 return source.pipeline(of: \.name).post(queue: queue) { [probe] name in
                     probe.touch()
                     box.load(as: BindLabel.self)?.text = name
