@@ -316,7 +316,7 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
         // subscription is handled once per change, told apart by a stamp (cheaper than a set).
         // Subscriptions without extras have a single edge, so they can't come twice.
         let visit = nextVisit.add(1, ordering: .relaxed).newValue
-        var walks = WalkMemo(changed: owner, serial: serial)
+        var walks = WalkMemo(changed: owner, serial: serial, isAlone: needsWork.count == 1)
         var immediate: [Subscription]?
         // Queued together: tokens rooted at `owner` (1,000 views on `root.a.b`) share one item.
         // The first is kept apart: one alone is queued without a list.

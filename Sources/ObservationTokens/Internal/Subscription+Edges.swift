@@ -93,6 +93,14 @@ extension Subscription {
             }
         }
         guard let first else { return }
+        if more.isEmpty, walks.isAlone {
+            let pathIndex = Int(first.path)
+            let linear = extras.paths.withUnsafeBufferPointer { !$0[pathIndex].hasInnerWildcard }
+            if linear {
+                retargetAlone(extras, pathIndex: pathIndex, step: Int(first.step), walks: walks)
+                return
+            }
+        }
         func move(_ start: (path: Int32, step: Int32)) {
             let pathIndex = Int(start.path)
             if extras.paths[pathIndex].hasInnerWildcard {
@@ -104,6 +112,37 @@ extension Subscription {
         }
         move(first)
         for start in more { move(start) }
+    }
+
+    /// `retarget(walks:)` for one linear path when no other subscription of the change can share
+    /// its walk (the usual case): the walk's keys live on the stack, nothing is memoized, and
+    /// the walk is read again (see `WalkMemo.revalidate()`) right after its edges moved.
+    private func retargetAlone(_ extras: SubscriptionExtras, pathIndex: Int, step: Int, walks: borrowing WalkMemo) {
+        let changed = walks.changed
+        let expecting = (walks.changedRegistry, walks.serial)
+        extras.paths.withUnsafeBufferPointer { paths in
+            let capacity = paths[pathIndex].steps.count - step
+            // Twice the path's length: the keys the edges moved to, and a walk read again.
+            withUnsafeTemporaryAllocation(of: ObservedPath.EdgeKey.self, capacity: 2 * capacity) { memory in
+                var keys = EdgeKeyBuffer(UnsafeMutableBufferPointer(rebasing: memory[..<capacity]))
+                var again = EdgeKeyBuffer(UnsafeMutableBufferPointer(rebasing: memory[capacity...]))
+                _ = paths[pathIndex].walk(
+                    from: changed, startingAt: step, pathIndex: pathIndex, into: &keys, needsEndpoint: false)
+                moveEdges(path: Int32(pathIndex), from: Int32(step), expecting: expecting, to: keys.keys)
+                for _ in 0..<4 {
+                    if WalkMemo.isUnwritten(keys.keys) { break }
+                    _ = paths[pathIndex].walk(
+                        from: changed, startingAt: step, pathIndex: pathIndex, into: &again, needsEndpoint: false)
+                    if WalkMemo.same(keys.keys, again.keys) {
+                        again.removeAll()
+                        break
+                    }
+                    keys.take(&again)
+                    moveEdges(path: Int32(pathIndex), from: Int32(step), expecting: expecting, to: keys.keys)
+                }
+                keys.removeAll()
+            }
+        }
     }
 
     /// Walks every path from the root again, at delivery, after an object on them deinitialized
@@ -121,7 +160,7 @@ extension Subscription {
     /// stale: `expecting`, the edge the walk started from, is no longer there (another retarget
     /// moved the path off the changed object).
     final func moveEdges(
-        path: Int32, from start: Int32, expecting: (Registry, UInt64)?, to keys: [ObservedPath.EdgeKey]
+        path: Int32, from start: Int32, expecting: (Registry, UInt64)?, to keys: UnsafeBufferPointer<ObservedPath.EdgeKey>
     ) {
         guard let extras else { return }
         let hooks = extras.withLock { state -> ObservationStateHooks in
@@ -143,8 +182,8 @@ extension Subscription {
     /// place. Every new edge is attached before any old one is detached, so a property that
     /// stays observed never reports a 1 → 0 → 1 transition. Under the extras' lock.
     final func replaceEdges(
-        in state: inout SubscriptionExtras.State, where isReplaced: (Edge) -> Bool, with keys: [ObservedPath.EdgeKey],
-        hooks: inout ObservationStateHooks
+        in state: inout SubscriptionExtras.State, where isReplaced: (Edge) -> Bool,
+        with keys: UnsafeBufferPointer<ObservedPath.EdgeKey>, hooks: inout ObservationStateHooks
     ) {
         if replaceInPlace(in: &state, where: isReplaced, with: keys, hooks: &hooks) { return }
         var next: [Edge] = []
@@ -199,8 +238,8 @@ extension Subscription {
     /// `keys`, and each new edge takes the place of the old edge at its position, without
     /// building new lists. Returns false, changing nothing, when the path changed shape.
     fileprivate func replaceInPlace(
-        in state: inout SubscriptionExtras.State, where isReplaced: (Edge) -> Bool, with keys: [ObservedPath.EdgeKey],
-        hooks: inout ObservationStateHooks
+        in state: inout SubscriptionExtras.State, where isReplaced: (Edge) -> Bool,
+        with keys: UnsafeBufferPointer<ObservedPath.EdgeKey>, hooks: inout ObservationStateHooks
     ) -> Bool {
         guard keys.count <= 16, let low = state.edges.firstIndex(where: isReplaced) else { return false }
         let high = low + keys.count
@@ -273,10 +312,15 @@ struct WalkMemo {
 
     private var walks: [Walk] = []
 
-    init(changed: ObservableModel, serial: UInt64) {
+    /// Set when only one subscription is moved for this change: no walk can be shared, so none
+    /// is memoized (`Subscription.retargetAlone`).
+    let isAlone: Bool
+
+    init(changed: ObservableModel, serial: UInt64, isAlone: Bool = false) {
         self.changed = changed
         changedRegistry = changed.registry
         self.serial = serial
+        self.isAlone = isAlone
     }
 
     /// Walks `subscription`'s path `pathIndex` from step `step` of `start` (sharing a walk made
@@ -292,8 +336,10 @@ struct WalkMemo {
             let index = walks.firstIndex(where: { $0.identity == shared && $0.step == step && $0.start === start })
         {
             walks[index].moreSubscribers.append(subscription)
-            subscription.moveEdges(
-                path: Int32(pathIndex), from: Int32(step), expecting: walks[index].expecting, to: walks[index].keys)
+            walks[index].keys.withUnsafeBufferPointer { keys in
+                subscription.moveEdges(
+                    path: Int32(pathIndex), from: Int32(step), expecting: walks[index].expecting, to: keys)
+            }
             return
         }
         let keys = Self.keys(paths[pathIndex], pathIndex: pathIndex, from: start, step: step)
@@ -301,7 +347,9 @@ struct WalkMemo {
             Walk(
                 start: start, step: step, pathIndex: pathIndex, hasInnerWildcard: hasInnerWildcard, identity: shared,
                 expecting: expecting, keys: keys, subscriber: subscription, moreSubscribers: []))
-        subscription.moveEdges(path: Int32(pathIndex), from: Int32(step), expecting: expecting, to: keys)
+        keys.withUnsafeBufferPointer { keys in
+            subscription.moveEdges(path: Int32(pathIndex), from: Int32(step), expecting: expecting, to: keys)
+        }
     }
 
     /// Reads every walk again; where the path now runs elsewhere, moves its subscriptions
@@ -317,14 +365,19 @@ struct WalkMemo {
                 guard let paths = walk.subscriber.extras?.paths else { continue }
                 let keys = Self.keys(
                     paths[walk.pathIndex], pathIndex: walk.pathIndex, from: walk.start, step: walk.step)
-                guard !Self.same(keys, walk.keys) else { continue }
+                let isSame = keys.withUnsafeBufferPointer { keys in
+                    walk.keys.withUnsafeBufferPointer { Self.same(keys, $0) }
+                }
+                guard !isSame else { continue }
                 moved = true
                 walks[index].keys = keys
-                walk.subscriber.moveEdges(
-                    path: Int32(walk.pathIndex), from: Int32(walk.step), expecting: walk.expecting, to: keys)
-                for subscription in walk.moreSubscribers {
-                    subscription.moveEdges(
+                keys.withUnsafeBufferPointer { keys in
+                    walk.subscriber.moveEdges(
                         path: Int32(walk.pathIndex), from: Int32(walk.step), expecting: walk.expecting, to: keys)
+                    for subscription in walk.moreSubscribers {
+                        subscription.moveEdges(
+                            path: Int32(walk.pathIndex), from: Int32(walk.step), expecting: walk.expecting, to: keys)
+                    }
                 }
             }
             if !moved { return }
@@ -339,13 +392,17 @@ struct WalkMemo {
     private func isUnwritten(_ index: Int) -> Bool {
         walks.withUnsafeBufferPointer { walks in
             guard !walks[index].hasInnerWildcard else { return false }
-            return walks[index].keys.withUnsafeBufferPointer { keys in
-                for key in keys.indices where !keys[key].isLeaf {
-                    guard keys[key].registry.ownerStoreVersion == keys[key].version else { return false }
-                }
-                return true
-            }
+            return walks[index].keys.withUnsafeBufferPointer(Self.isUnwritten)
         }
+    }
+
+    /// Whether no object whose value a linear walk read (the middle steps of `keys`) has been
+    /// stored to since the walk.
+    static func isUnwritten(_ keys: UnsafeBufferPointer<ObservedPath.EdgeKey>) -> Bool {
+        for key in keys.indices where !keys[key].isLeaf {
+            guard keys[key].registry.ownerStoreVersion == keys[key].version else { return false }
+        }
+        return true
     }
 
     private static func keys(_ path: ObservedPath, pathIndex: Int, from start: ObservableModel, step: Int)
@@ -356,7 +413,9 @@ struct WalkMemo {
         return keys
     }
 
-    private static func same(_ lhs: [ObservedPath.EdgeKey], _ rhs: [ObservedPath.EdgeKey]) -> Bool {
+    static func same(_ lhs: UnsafeBufferPointer<ObservedPath.EdgeKey>, _ rhs: UnsafeBufferPointer<ObservedPath.EdgeKey>)
+        -> Bool
+    {
         lhs.count == rhs.count
             && zip(lhs, rhs).allSatisfy {
                 $0.registry === $1.registry && $0.serial == $1.serial && $0.isLeaf == $1.isLeaf

@@ -150,7 +150,7 @@ class Subscription: @unchecked Sendable {  // see the rules above
         var hooks = ObservationStateHooks()
         // Known key path (the usual case): resolved and attached under one lock.
         var attached = rootRegistry.attach(self, keyPath: key.keyPath, hooks: &hooks)
-        if attached == nil, let serial = PathStep.key(key).resolveSerial(on: root),
+        if attached == nil, let serial = key.resolveSerial(on: root),
             let slot = rootRegistry.attach(self, serial: serial, isLeaf: true, hooks: &hooks)
         {
             attached = (serial, slot)
@@ -185,7 +185,9 @@ class Subscription: @unchecked Sendable {  // see the rules above
             var hooks = ObservationStateHooks()
             guard isActive else { return hooks }
             if !endpoints.isEmpty { state.lastEndpoints = endpoints.map(StoredEndpoint.init) }
-            replaceEdges(in: &state, where: { _ in true }, with: edges, hooks: &hooks)
+            edges.withUnsafeBufferPointer { edges in
+                replaceEdges(in: &state, where: { _ in true }, with: edges, hooks: &hooks)
+            }
             return hooks
         }
         hooks.run()

@@ -5,7 +5,7 @@
 /// after a middle property changes yields the new edges; the subscription attaches the
 /// difference, so retargeting costs O(path length).
 @usableFromInline
-struct ObservedPath: Sendable {
+final class ObservedPath: Sendable {
     let steps: SmallArray<PathStep>
     /// A `*` before the last step makes the path fan out (computed once: walks check it).
     let hasInnerWildcard: Bool
@@ -158,7 +158,7 @@ struct ObservedPath: Sendable {
     /// length can't exhaust the stack. A `*` in the middle fans out; each (object, step) pair
     /// is visited once, so cycles in the object graph can't make the walk blow up.
     func walk(
-        from root: ObservableModel, startingAt start: Int = 0, pathIndex: Int = 0, into edges: inout [EdgeKey],
+        from root: ObservableModel, startingAt start: Int = 0, pathIndex: Int = 0, into edges: inout some EdgeKeySink,
         needsEndpoint: Bool = true
     ) -> Endpoint? {
         if hasInnerWildcard { return fanOut(from: root, pathIndex: pathIndex, into: &edges) }
@@ -205,7 +205,7 @@ struct ObservedPath: Sendable {
     }
 
     /// The walk for paths with a `*` before the last step: a tree, not a line.
-    private func fanOut(from root: ObservableModel, pathIndex: Int, into edges: inout [EdgeKey]) -> Endpoint? {
+    private func fanOut(from root: ObservableModel, pathIndex: Int, into edges: inout some EdgeKeySink) -> Endpoint? {
         var work: [(object: ObservableModel, index: Int)] = [(root, 0)]
         var visited = Set<VisitKey>()
         var rootResolved = false
@@ -256,5 +256,56 @@ struct ObservedPath: Sendable {
             object = next
         }
         return .unreachable
+    }
+}
+
+/// Where a walk puts the edges it finds: an array, or (a retarget no other token shares) an
+/// `EdgeKeyBuffer` in memory on the stack.
+protocol EdgeKeySink {
+    var count: Int { get }
+    mutating func reserveCapacity(_ minimumCapacity: Int)
+    mutating func append(_ key: ObservedPath.EdgeKey)
+}
+
+extension Array: EdgeKeySink where Element == ObservedPath.EdgeKey {}
+
+/// Edge keys in memory the caller owns, for a linear walk of a known number of steps. Owns the
+/// keys it holds: `removeAll()` before the memory goes away.
+struct EdgeKeyBuffer: EdgeKeySink {
+    private let base: UnsafeMutablePointer<ObservedPath.EdgeKey>
+    private let capacity: Int
+    private(set) var count = 0
+
+    init(_ memory: UnsafeMutableBufferPointer<ObservedPath.EdgeKey>) {
+        base = memory.baseAddress!
+        capacity = memory.count
+    }
+
+    var keys: UnsafeBufferPointer<ObservedPath.EdgeKey> {
+        UnsafeBufferPointer(start: base, count: count)
+    }
+
+    func reserveCapacity(_ minimumCapacity: Int) {
+        precondition(minimumCapacity <= capacity, "EdgeKeyBuffer: a linear walk appends at most one key per step")
+    }
+
+    mutating func append(_ key: ObservedPath.EdgeKey) {
+        precondition(count < capacity, "EdgeKeyBuffer: a linear walk appends at most one key per step")
+        (base + count).initialize(to: key)
+        count += 1
+    }
+
+    mutating func removeAll() {
+        base.deinitialize(count: count)
+        count = 0
+    }
+
+    /// Replaces the keys with `other`'s, leaving `other` empty.
+    mutating func take(_ other: inout EdgeKeyBuffer) {
+        removeAll()
+        precondition(other.count <= capacity)
+        base.moveInitialize(from: other.base, count: other.count)
+        count = other.count
+        other.count = 0
     }
 }

@@ -1,7 +1,11 @@
 /// One segment of an ``ObservedPath``.
 enum PathStep: Sendable {
     /// A typed key path segment, applied to objects of its root type.
-    case key(TypedKey)
+    ///
+    /// Boxed: a step is copied on every read of a walk, and a box costs one retain to copy where
+    /// the key's three references cost three; the box's contents are immutable, so a walk reads
+    /// the key's closures in place.
+    indirect case key(TypedKey)
     /// A property named in a string key path, looked up by reflection.
     case name(String)
     /// `*`: every `@Observed` property of the object.
@@ -78,8 +82,8 @@ enum PathStep: Sendable {
         // The usual case, a typed model step already resolved on this object: one lock round
         // trip that passes the reader and the key path along, copying neither the key nor its
         // closures (each copy retains three references).
-        if let modelReader = key.modelReader,
-            let read = object.registry.readCachedModel(key.keyPath, on: object, reader: modelReader)
+        if key.modelReader != nil,
+            let read = object.registry.readCachedModel(key.keyPath, on: object, reader: key.modelReader!)
         {
             guard let next = read.next else { return nil }
             version = read.version
@@ -135,8 +139,7 @@ enum PathStep: Sendable {
     func resolveSerial(on object: ObservableModel) -> UInt64? {
         switch self {
         case .key(let key):
-            if let serial = object.existingRegistry?.cachedSerial(for: key.keyPath) { return serial }
-            if let serial = Self.serialFromClass(of: key, on: object) { return serial }
+            return key.resolveSerial(on: object)
         case .name(let name):
             if object is any ObservedCollectionPaths { return resolve(on: object)?.serial }
             if let serial = PropertyTable(object).entry(named: name)?.serial(in: object) { return serial }
@@ -144,7 +147,6 @@ enum PathStep: Sendable {
         case .wildcard:
             return nil
         }
-        return resolve(on: object)?.serial
     }
 
     /// The synthetic property (`@Computed`, `@Lazy`, `@Hybrid`) of `object` named `name`: its
@@ -170,7 +172,7 @@ enum PathStep: Sendable {
     /// The serial of the storage `key` reads on `object`, if the key path was resolved on
     /// another object of the same class: reads that storage's immutable serial, not its value,
     /// and remembers it on the object.
-    private static func serialFromClass(of key: TypedKey, on object: ObservableModel) -> UInt64? {
+    fileprivate static func serialFromClass(of key: TypedKey, on object: ObservableModel) -> UInt64? {
         guard let entry = PropertyTable(object).entry(forKeyPath: key.keyPath) else { return nil }
         let serial = entry.serial(in: object)
         object.registry.remember(key.keyPath, serial: serial)
@@ -216,6 +218,13 @@ struct TypedKey: @unchecked Sendable {
 
     func read(_ object: ObservableModel) -> Any? {
         reader(object, keyPath)
+    }
+
+    /// `PathStep.resolveSerial(on:)` for this key, without building a step (a boxed value).
+    func resolveSerial(on object: ObservableModel) -> UInt64? {
+        if let serial = object.existingRegistry?.cachedSerial(for: keyPath) { return serial }
+        if let serial = PathStep.serialFromClass(of: self, on: object) { return serial }
+        return PathStep.key(self).resolve(on: object)?.serial
     }
 
     /// The model the value holds, for a walk through the middle of a path (see `modelReader`).
