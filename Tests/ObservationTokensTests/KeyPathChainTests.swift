@@ -892,4 +892,55 @@ struct KeyPathChainTests {
         #expect(queue.drain() == 0)
         withExtendedLifetime(token) {}
     }
+
+    /// A middle element set to nil and back, on a path that shares its token with a second
+    /// path after it: the path loses and gains edges in the middle of the token's edge list,
+    /// and each edge stays where the path runs, however the lengths change.
+    @Test
+    func aPathThatLosesAndGainsEdgesKeepsEveryOtherEdge() {
+        // Given one token on two paths, the zip code path first
+        let queue = CoalescingQueue(target: .manual)
+        let home = PathAddress(zipCode: "10001")
+        let work = PathAddress(zipCode: "94103")
+        let user = PathUser(name: "Ada", address: home)
+        let cache = PathUserCache(currentUser: user)
+        let token = cache.observe(
+            [AnyKeyPathChain(cacheZipCode), AnyKeyPathChain(KeyPathChain(\PathUserCache.currentUser).then(\.name))],
+            queue: queue
+        ) { _ in }
+
+        for (address, expectedHome, expectedWork) in [
+            (nil, 0, 0), (work, 0, 1), (nil, 0, 0), (home, 1, 0), (work, 0, 1), (nil, 0, 0), (nil, 0, 0), (home, 1, 0),
+        ] as [(PathAddress?, Int, Int)] {
+            // When the address is set
+            user.address = address
+            _ = queue.drain()
+
+            // Then exactly the current address's zip code is watched, and the second path too
+            #expect(home.observerCount(of: \.zipCode) == expectedHome)
+            #expect(work.observerCount(of: \.zipCode) == expectedWork)
+            #expect(user.observerCount(of: \.address) == 1)
+            #expect(user.observerCount(of: \.name) == 1)
+            #expect(cache.observerCount(of: \.currentUser) == 1)
+            user.name += "!"
+            #expect(queue.drain() == 1)
+            address?.zipCode += "0"
+            #expect(queue.drain() == (address == nil ? 0 : 1))
+            (address === home ? work : home).zipCode += "0"
+            #expect(queue.drain() == 0)
+        }
+
+        // When the user itself goes to nil and comes back without an address
+        cache.currentUser = nil
+        #expect(queue.drain() == 1)
+        #expect([user.pathEdgeCount, home.pathEdgeCount, work.pathEdgeCount] == [0, 0, 0])
+        user.address = nil
+        cache.currentUser = user
+        #expect(queue.drain() == 1)
+        user.address = work
+        #expect(queue.drain() == 1)
+        #expect(work.observerCount(of: \.zipCode) == 1)
+        token.invalidate()
+        #expect([cache.pathEdgeCount, user.pathEdgeCount, home.pathEdgeCount, work.pathEdgeCount] == [0, 0, 0, 0])
+    }
 }

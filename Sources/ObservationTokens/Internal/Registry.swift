@@ -182,21 +182,22 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
     }
 
     /// `readForPathVersioned` for a typed model step whose key path this object has resolved
-    /// before: the serial, what `reader` read (nil: the object is not of the reader's type;
+    /// before: the serial, what the key's `modelReader` read (nil: the object is not of the reader's type;
     /// `.some(nil)`: no model there), and the store version. Nil, reading nothing, when the
     /// key path is not cached here or the owner is dead; the caller then takes the general
     /// route.
-    func readCachedModel(
-        _ keyPath: AnyKeyPath, on object: ObservableModel,
-        reader: (ObservableModel, AnyKeyPath) -> ObservableModel??
-    ) -> (serial: UInt64, next: ObservableModel??, version: Int)? {
-        withLock { state in
-            guard !state.isDead, state.isReadByPaths, let serial = state.resolvedKeys.serial(for: keyPath) else {
+    func readCachedModel(_ box: TypedKeyBox, on object: ObservableModel) -> (
+        serial: UInt64, next: ObservableModel??, version: Int
+    )? {
+        guard let reader = box.key.modelReader else { return nil }
+        return withLock { state in
+            guard !state.isDead, state.isReadByPaths, let serial = state.resolvedKeys.serial(for: box.key.keyPath)
+            else {
                 return nil
             }
             object._beginExclusiveRead()
             defer { object._endExclusiveStore() }
-            let next = reader(object, keyPath)
+            let next = reader(object, box.key.keyPath)
             // Read while holding the bit (see `readForPathVersioned`).
             return (serial, next, object.storeVersion & ~ObservableModel._storeBit)
         }

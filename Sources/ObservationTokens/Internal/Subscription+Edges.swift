@@ -126,13 +126,11 @@ extension Subscription {
             withUnsafeTemporaryAllocation(of: ObservedPath.EdgeKey.self, capacity: 2 * capacity) { memory in
                 var keys = EdgeKeyBuffer(UnsafeMutableBufferPointer(rebasing: memory[..<capacity]))
                 var again = EdgeKeyBuffer(UnsafeMutableBufferPointer(rebasing: memory[capacity...]))
-                _ = paths[pathIndex].walk(
-                    from: changed, startingAt: step, pathIndex: pathIndex, into: &keys, needsEndpoint: false)
+                paths[pathIndex].walkEdges(from: changed, startingAt: step, pathIndex: pathIndex, into: &keys)
                 moveEdges(path: Int32(pathIndex), from: Int32(step), expecting: expecting, to: keys.keys)
                 for _ in 0..<4 {
                     if WalkMemo.isUnwritten(keys.keys) { break }
-                    _ = paths[pathIndex].walk(
-                        from: changed, startingAt: step, pathIndex: pathIndex, into: &again, needsEndpoint: false)
+                    paths[pathIndex].walkEdges(from: changed, startingAt: step, pathIndex: pathIndex, into: &again)
                     if WalkMemo.same(keys.keys, again.keys) {
                         again.removeAll()
                         break
@@ -160,7 +158,8 @@ extension Subscription {
     /// stale: `expecting`, the edge the walk started from, is no longer there (another retarget
     /// moved the path off the changed object).
     final func moveEdges(
-        path: Int32, from start: Int32, expecting: (Registry, UInt64)?, to keys: UnsafeBufferPointer<ObservedPath.EdgeKey>
+        path: Int32, from start: Int32, expecting: (Registry, UInt64)?,
+        to keys: UnsafeBufferPointer<ObservedPath.EdgeKey>
     ) {
         guard let extras else { return }
         let hooks = extras.withLock { state -> ObservationStateHooks in
@@ -234,32 +233,40 @@ extension Subscription {
 }
 
 extension Subscription {
-    /// The usual move (an object on a path replaced): the replaced edges are one run, as long as
-    /// `keys`, and each new edge takes the place of the old edge at its position, without
-    /// building new lists. Returns false, changing nothing, when the path changed shape.
+    /// The usual move (an object on a path replaced, set to nil, or set where there was nil):
+    /// the replaced edges are one run, each new edge takes the place of the old edge at its
+    /// position, and edges the path gained or lost are inserted or removed at the run's end,
+    /// without building new lists. Returns false, changing nothing, when the path changed shape
+    /// otherwise (a new edge matching an old one at another position).
     fileprivate func replaceInPlace(
         in state: inout SubscriptionExtras.State, where isReplaced: (Edge) -> Bool,
         with keys: UnsafeBufferPointer<ObservedPath.EdgeKey>, hooks: inout ObservationStateHooks
     ) -> Bool {
         guard keys.count <= 16, let low = state.edges.firstIndex(where: isReplaced) else { return false }
-        let high = low + keys.count
-        guard high <= state.edges.count,
-            state.edges[low..<high].allSatisfy(isReplaced), !state.edges[high...].contains(where: isReplaced)
-        else { return false }
+        var high = low + 1
+        while high < state.edges.count, isReplaced(state.edges[high]) { high += 1 }
+        let oldCount = high - low
+        guard oldCount <= 16, !state.edges[high...].contains(where: isReplaced) else { return false }
+        let common = min(oldCount, keys.count)
+        // Positions below `common` whose edge changes; every key from `common` on is new, and
+        // every old edge from `common` on goes.
         var moved: UInt16 = 0
-        for index in keys.indices where !state.edges[low + index].matches(keys[index]) { moved |= 1 << index }
-        if moved == 0 { return true }
-        // A new edge that matches another position's old edge: the shape changed.
-        for index in keys.indices where moved & (1 << index) != 0 {
-            for other in keys.indices where other != index && moved & (1 << other) != 0 {
+        for index in 0..<common where !state.edges[low + index].matches(keys[index]) { moved |= 1 << index }
+        if moved == 0, oldCount == keys.count { return true }
+        let changes = UInt32(moved) | ~((UInt32(1) << common) - 1)
+        // A new edge that matches another position's old edge, which goes: the shape changed.
+        for index in keys.indices where changes & (1 << index) != 0 {
+            for other in 0..<oldCount where other != index && changes & (1 << other) != 0 {
                 if state.edges[low + other].matches(keys[index]) { return false }
             }
         }
         // Attach every new edge before detaching any old one.
         var failed: UInt16 = 0
-        withUnsafeTemporaryAllocation(of: Edge.self, capacity: keys.count) { old in
-            for index in keys.indices where moved & (1 << index) != 0 {
-                old.initializeElement(at: index, to: state.edges[low + index])
+        withUnsafeTemporaryAllocation(of: Edge.self, capacity: oldCount) { old in
+            var released = 0
+            for index in 0..<common where moved & (1 << index) != 0 {
+                old.initializeElement(at: released, to: state.edges[low + index])
+                released += 1
                 if let slot = keys[index].registry.attach(
                     self, serial: keys[index].serial, isLeaf: keys[index].isLeaf, hooks: &hooks)
                 {
@@ -268,14 +275,32 @@ extension Subscription {
                     failed |= 1 << index  // the object deinitialized since the walk
                 }
             }
-            for index in keys.indices where moved & (1 << index) != 0 {
+            var end = high
+            for index in common..<keys.count {
+                if let slot = keys[index].registry.attach(
+                    self, serial: keys[index].serial, isLeaf: keys[index].isLeaf, hooks: &hooks)
+                {
+                    state.edges.insert(Edge(keys[index], slot: slot), at: end)
+                    end += 1
+                }
+            }
+            if common < oldCount {
+                for index in common..<oldCount {
+                    old.initializeElement(at: released, to: state.edges[low + index])
+                    released += 1
+                }
+                state.edges.removeSubrange((low + common)..<high)
+            }
+            for index in 0..<released {
                 let edge = old.moveElement(from: index)
                 edge.registry.detach(serial: edge.serial, slot: edge.slot, hooks: &hooks)
             }
         }
         if failed != 0 {
-            state.edges = state.edges.indices.filter { $0 < low || $0 >= high || failed & (1 << ($0 - low)) == 0 }
-                .map { state.edges[$0] }
+            state.edges = state.edges.indices.filter {
+                $0 < low || $0 >= low + common || failed & (1 << ($0 - low)) == 0
+            }
+            .map { state.edges[$0] }
         }
         return true
     }

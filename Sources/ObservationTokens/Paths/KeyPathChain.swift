@@ -198,8 +198,8 @@ extension Sequence<PathStep> {
     func firstUnobservedSegment(from root: ObservableModel) -> (position: Int, keyPath: AnyKeyPath)? {
         var object = root
         for (index, step) in enumerated() {
-            guard case .key(let key) = step, key.read(object) != nil else { return nil }
-            guard let (_, value) = step.resolve(on: object) else { return (index + 1, key.keyPath) }
+            guard case .typed(let box) = step, box.key.read(object) != nil else { return nil }
+            guard let (_, value) = step.resolve(on: object) else { return (index + 1, box.key.keyPath) }
             guard let next = PathStep.model(in: value) else { return nil }
             object = next
         }

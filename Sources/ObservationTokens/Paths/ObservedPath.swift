@@ -19,7 +19,11 @@ final class ObservedPath: Sendable {
         hasInnerWildcard = self.steps.dropLast().contains { if case .wildcard = $0 { true } else { false } }
         var identity: [ObjectIdentifier]? = self.steps.count > 1 ? [] : nil
         for step in self.steps where identity != nil {
-            if case .key(let key) = step { identity!.append(ObjectIdentifier(key.keyPath)) } else { identity = nil }
+            if case .typed(let box) = step {
+                identity!.append(ObjectIdentifier(box.key.keyPath))
+            } else {
+                identity = nil
+            }
         }
         typedIdentity = identity
     }
@@ -40,10 +44,10 @@ final class ObservedPath: Sendable {
         var mixed = false
         for (mine, theirs) in zip(steps, other.steps) {
             switch (mine, theirs) {
-            case (.key(let a), .key(let b)): if a.keyPath != b.keyPath { return false }
+            case (.typed(let a), .typed(let b)): if a.key.keyPath != b.key.keyPath { return false }
             case (.name(let a), .name(let b)): if a != b { return false }
             case (.wildcard, .wildcard): continue
-            case (.key, .name), (.name, .key): mixed = true
+            case (.typed, .name), (.name, .typed): mixed = true
             default: return false
             }
         }
@@ -64,7 +68,8 @@ final class ObservedPath: Sendable {
     /// in every model's deinit).
     var isDescribableWithoutObjects: Bool {
         steps.allSatisfy { step in
-            guard case .key(let key) = step else { return true }
+            guard case .typed(let box) = step else { return true }
+            let key = box.key
             guard let root = type(of: key.keyPath).rootType as? ObservableModel.Type else { return false }
             return PropertyTable.of(root).entry(forKeyPath: key.keyPath) != nil
         }
@@ -83,7 +88,8 @@ final class ObservedPath: Sendable {
                 names.append(name)
                 // Middle values are read the way walks read them (see `PathStep.readForWalk`).
                 object = isLast ? nil : object.flatMap { step.readForWalk(on: $0)?.value }.flatMap(PathStep.model(in:))
-            case .key(let key):
+            case .typed(let box):
+                let key = box.key
                 if let label = PathStep.collectionLabel(key, on: object) {
                     if !label.isEmpty { names.append(label) }
                     object =
@@ -99,8 +105,9 @@ final class ObservedPath: Sendable {
                 } else {
                     // Nothing there to look the name up on: the class's table knows it if the
                     // key path was resolved on another object of the class.
-                    if case .key(let key) = step, let root = type(of: key.keyPath).rootType as? ObservableModel.Type,
-                        let entry = PropertyTable.of(root).entry(forKeyPath: key.keyPath)
+                    if case .typed(let box) = step,
+                        let root = type(of: box.key.keyPath).rootType as? ObservableModel.Type,
+                        let entry = PropertyTable.of(root).entry(forKeyPath: box.key.keyPath)
                     {
                         names.append(entry.name)
                     } else {
@@ -204,6 +211,38 @@ final class ObservedPath: Sendable {
         return .unreachable
     }
 
+    /// The edges alone of a linear path (no `*` before its last step) from step `start` on,
+    /// `object` being the object that step reads: `walk(from:startingAt:pathIndex:into:needsEndpoint:)`
+    /// without `needsEndpoint`, for a retarget, which needs no endpoint and reads nothing it can
+    /// do without.
+    func walkEdges(
+        from object: ObservableModel, startingAt start: Int, pathIndex: Int, into edges: inout some EdgeKeySink
+    ) {
+        var object = object
+        let last = steps.count - 1
+        for index in start...last {
+            let step = steps[index]
+            if index == last {
+                if case .wildcard = step {
+                    PathStep.evaluateSyntheticProperties(of: object)
+                    edges.append(
+                        EdgeKey(
+                            object: object, serial: PathStep.wildcardSerial, isLeaf: true, path: pathIndex, step: index)
+                    )
+                } else if let serial = step.resolveSerial(on: object) {
+                    edges.append(EdgeKey(object: object, serial: serial, isLeaf: true, path: pathIndex, step: index))
+                }
+                return
+            }
+            var version = 0
+            guard let (serial, next) = step.readModelForWalk(on: object, version: &version) else { return }
+            edges.append(
+                EdgeKey(object: object, serial: serial, isLeaf: false, path: pathIndex, step: index, version: version))
+            guard let next else { return }
+            object = next
+        }
+    }
+
     /// The walk for paths with a `*` before the last step: a tree, not a line.
     private func fanOut(from root: ObservableModel, pathIndex: Int, into edges: inout some EdgeKeySink) -> Endpoint? {
         var work: [(object: ObservableModel, index: Int)] = [(root, 0)]
@@ -231,7 +270,7 @@ final class ObservedPath: Sendable {
                 if let collection = object as? any ObservedCollectionPaths {
                     for next in collection.elementModels.reversed() { work.append((next, index + 1)) }
                 }
-            case .key, .name:
+            case .typed, .name:
                 guard let (serial, value) = steps[index].readForWalk(on: object) else { continue }
                 if index == 0 { rootResolved = true }
                 edges.append(EdgeKey(object: object, serial: serial, isLeaf: isLeaf, path: pathIndex, step: index))

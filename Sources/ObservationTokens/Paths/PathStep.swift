@@ -1,15 +1,21 @@
 /// One segment of an ``ObservedPath``.
 enum PathStep: Sendable {
-    /// A typed key path segment, applied to objects of its root type.
+    /// A typed key path segment, applied to objects of its root type (build it with
+    /// `PathStep.key(_:)`).
     ///
     /// Boxed: a step is copied on every read of a walk, and a box costs one retain to copy where
-    /// the key's three references cost three; the box's contents are immutable, so a walk reads
-    /// the key's closures in place.
-    indirect case key(TypedKey)
+    /// the key's three references cost three; the box is immutable, so a walk reads the key's
+    /// closures in place.
+    case typed(TypedKeyBox)
     /// A property named in a string key path, looked up by reflection.
     case name(String)
     /// `*`: every `@Observed` property of the object.
     case wildcard
+
+    /// A typed key path segment.
+    static func key(_ key: TypedKey) -> PathStep {
+        .typed(TypedKeyBox(key))
+    }
 
     /// Serial used for `*` edges; real storages are numbered from 1.
     static let wildcardSerial: UInt64 = 0
@@ -18,7 +24,8 @@ enum PathStep: Sendable {
     /// such observable property.
     func resolve(on object: ObservableModel) -> (serial: UInt64, value: Any)? {
         switch self {
-        case .key(let key):
+        case .typed(let box):
+            let key = box.key
             // Known from an earlier registration on this object: a plain read, no capture.
             if let serial = object.existingRegistry?.cachedSerial(for: key.keyPath) {
                 return key.read(object).map { (serial, $0) }
@@ -55,8 +62,8 @@ enum PathStep: Sendable {
     /// `readForWalk(on:)`, also setting `version` to the object's store version at the read.
     func readForWalk(on object: ObservableModel, version: inout Int) -> (serial: UInt64, value: Any)? {
         switch self {
-        case .key(let key):
-            return Self.readForWalk(key, on: object, version: &version) { key.read($0) }
+        case .typed(let box):
+            return Self.readForWalk(box.key, on: object, version: &version) { box.key.read($0) }
         case .name(let name):
             // A synthetic property is read outside the registry lock (reading it may compute
             // it, which runs user code), and never counts as unwritten: its value changes
@@ -76,20 +83,20 @@ enum PathStep: Sendable {
     /// `readForWalk(on:version:)` for a middle step: the model the value holds (nil for none),
     /// read through typed code for typed keys, without an `Any` box or a dynamic cast.
     func readModelForWalk(on object: ObservableModel, version: inout Int) -> (serial: UInt64, next: ObservableModel?)? {
-        guard case .key(let key) = self else {
+        guard case .typed(let box) = self else {
             return readForWalk(on: object, version: &version).map { ($0.serial, Self.model(in: $0.value)) }
         }
         // The usual case, a typed model step already resolved on this object: one lock round
         // trip that passes the reader and the key path along, copying neither the key nor its
         // closures (each copy retains three references).
-        if key.modelReader != nil,
-            let read = object.registry.readCachedModel(key.keyPath, on: object, reader: key.modelReader!)
-        {
+        if let read = object.registry.readCachedModel(box, on: object) {
             guard let next = read.next else { return nil }
             version = read.version
             return (read.serial, next)
         }
-        return Self.readForWalk(key, on: object, version: &version) { key.readModel($0) }.map { ($0.serial, $0.value) }
+        return Self.readForWalk(box.key, on: object, version: &version) { box.key.readModel($0) }.map {
+            ($0.serial, $0.value)
+        }
     }
 
     /// A typed key's read for a walk, under `object`'s registry lock and store bit: the serial
@@ -138,8 +145,8 @@ enum PathStep: Sendable {
     /// registration of a key path on an object, this touches no key path machinery at all.
     func resolveSerial(on object: ObservableModel) -> UInt64? {
         switch self {
-        case .key(let key):
-            return key.resolveSerial(on: object)
+        case .typed(let box):
+            return box.key.resolveSerial(on: object)
         case .name(let name):
             if object is any ObservedCollectionPaths { return resolve(on: object)?.serial }
             if let serial = PropertyTable(object).entry(named: name)?.serial(in: object) { return serial }
@@ -283,6 +290,16 @@ struct TypedKey: @unchecked Sendable {
                 keyPath: unsafeDowncast(keyPath, to: PartialKeyPath<Root>.self)]
         }
         modelReader = nil
+    }
+}
+
+/// A `TypedKey` in a box of its own, for `PathStep.typed`: copying the step retains the box
+/// alone, and the key inside is read in place.
+final class TypedKeyBox: Sendable {
+    let key: TypedKey
+
+    init(_ key: TypedKey) {
+        self.key = key
     }
 }
 
