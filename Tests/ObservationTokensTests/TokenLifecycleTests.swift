@@ -764,6 +764,36 @@ import Testing
         #expect(calls.value == 0)
         #expect(person.observedProperties.isEmpty)
     }
+
+    /// A set of a property nobody observes skips the registry (one bit per property): ending
+    /// the last token of one property must leave its neighbours' bits, and a new token on the
+    /// property must set its bit again. `*` observes every property.
+    @Test func setsReachTheObservedPropertiesWhateverEndedBefore() throws {
+        let queue = CoalescingQueue(target: .manual)
+        let person = CorePerson()
+        let fired = CoreRecorder<String>()
+        let first = person.observe(\.firstName, queue: queue) { _ in fired.append("first") }
+        var last: ObservationToken? = person.observe(\.lastName, queue: queue) { _ in fired.append("last") }
+
+        // When the last name's only token ends
+        last = nil
+        person.lastName = "Lovelace"
+        person.firstName = "Ada"
+        person.age = 36
+        // Then the first name still reaches its token, and nothing else fires
+        #expect(queue.drain() == 1)
+        #expect(fired.entries == ["first"])
+
+        // When the last name is observed again, and a `*` token watches everything
+        last = person.observe(\.lastName, queue: queue) { _ in fired.append("last") }
+        let any = try person.observe(path: "*", queue: queue) { _ in fired.append("*") }
+        person.lastName = "Byron"
+        #expect(queue.drain() == 2)
+        person.age = 37
+        #expect(queue.drain() == 1)
+        #expect(fired.entries == ["first", "last", "*", "*"])
+        withExtendedLifetime((first, last, any)) {}
+    }
 }
 
 /// A node for path descriptions; `CoreDescLeaf` adds nothing but its class.

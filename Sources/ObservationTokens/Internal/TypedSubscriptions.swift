@@ -34,6 +34,21 @@ final class _ModelSubscription<Model: ObservableModel>: Subscription, @unchecked
     }
 }
 
+/// Calls `body` with `observer`, which the caller holds (a delivery loaded it), as an
+/// `Observer`, borrowed. A plain `unsafeDowncast` passed on is retained and released once more
+/// around the call, and an observer, weakly referenced, takes the runtime's slow path for both
+/// (≈ 130 instructions per delivery).
+/// Nil, calling nothing, without an observer.
+@inlinable @inline(__always) @discardableResult
+func _withObserver<Observer: AnyObject, Result>(
+    _ observer: AnyObject?, as _: Observer.Type, _ body: (Observer) -> Result
+) -> Result? {
+    // Not `guard let`: the binding is a copy, which the optimizer keeps (a retain and a release).
+    guard observer != nil else { return nil }
+    return Unmanaged<Observer>.fromOpaque(Unmanaged.passUnretained(observer.unsafelyUnwrapped).toOpaque())
+        ._withUnsafeGuaranteedRef(body)
+}
+
 /// A subscription whose callback receives the observer and the observed object.
 @usableFromInline
 // `@unchecked Sendable`: see `Subscription`.
@@ -57,8 +72,7 @@ final class _ObserverSubscription<Observer: AnyObject, Model: ObservableModel>: 
 
     override func invoke(observer: AnyObject?, root: ObservableModel) {
         // Deliveries pass the observer given at creation (an `Observer`), alive.
-        guard let observer else { return }
-        callback?(unsafeDowncast(observer, to: Observer.self), unsafeDowncast(root, to: Model.self))
+        _withObserver(observer, as: Observer.self) { callback?($0, unsafeDowncast(root, to: Model.self)) }
     }
 
     override func releaseCallback() {

@@ -37,19 +37,20 @@ extension ModelObserving where Self: ObservableModel {
             key, observer: observer, options: options, queue: queue, site: site,
             callback: { observer, root, oldValue in
                 // Deliveries pass the observer given at creation, alive.
-                guard let observer else { return }
+                guard observer != nil else { return }
                 let model = unsafeDowncast(root, to: Self.self)
                 let new = access.read(model)
                 let old = (oldValue as? Value) ?? new
-                callback(unsafeDowncast(observer, to: Observer.self), model, PropertyChange(old: old, new: new))
+                _withObserver(observer, as: Observer.self) { callback($0, model, PropertyChange(old: old, new: new)) }
             },
             orTrack: {
                 _observeTracked(
                     key, read: _TrackedRead(access), observer: observer, options: options, queue: queue, site: site,
                     keepsLast: true, reportsMisuse: true
                 ) { (observer: AnyObject?, model: Self, new: Value, old: Value) in
-                    guard let observer else { return }
-                    callback(unsafeDowncast(observer, to: Observer.self), model, PropertyChange(old: old, new: new))
+                    _withObserver(observer, as: Observer.self) {
+                        callback($0, model, PropertyChange(old: old, new: new))
+                    }
                 }.token
             })
     }

@@ -131,10 +131,12 @@ extension ModelObserving where Self: ObservableModel {
             paths: [path], observer: observer, options: isValid ? options : [], queue: queue,
             site: CreationSite(fileID: fileID, line: line),
             callback: { observer, root, delivered in
-                guard let observer else { return }
+                guard observer != nil else { return }
                 let model = unsafeDowncast(root, to: Self.self)
                 let endpoint = (delivered as? EndpointDelivery)?.endpoint ?? path.endpoint(from: model)
-                callback(unsafeDowncast(observer, to: Observer.self), model, ChainEndpoint(endpoint) ?? .unreachable)
+                _withObserver(observer, as: Observer.self) {
+                    callback($0, model, ChainEndpoint(endpoint) ?? .unreachable)
+                }
             })
         if !isValid { token.invalidate() }
         return token

@@ -78,9 +78,10 @@ extension ModelObserving where Self: ObservableModel {
         _observe(chain: chain, observer: observer, options: options, queue: queue, fileID: fileID, line: line) {
             observer, root, delivered in
             // Deliveries pass the observer given at creation, alive.
-            guard let observer else { return }
+            guard observer != nil else { return }
             let model = unsafeDowncast(root, to: Self.self)
-            callback(unsafeDowncast(observer, to: Observer.self), model, chain.deliveredValue(delivered, on: model))
+            let value = chain.deliveredValue(delivered, on: model)
+            _withObserver(observer, as: Observer.self) { callback($0, model, value) }
         }
     }
 

@@ -109,8 +109,7 @@ extension ModelObserving where Self: ObservableModel {
                     keepsLast: false, reportsMisuse: true
                 ) { (observer: AnyObject?, model: Self, _: Value, _: Value) in
                     // Deliveries pass the observer given at creation, alive.
-                    guard let observer else { return }
-                    callback(unsafeDowncast(observer, to: Observer.self), model)
+                    _withObserver(observer, as: Observer.self) { callback($0, model) }
                 }.token
             })
     }

@@ -163,12 +163,13 @@ open class ObservableModel {
     /// Gives `_storeBit` back after a store, counting the store (one atomic add either way).
     @usableFromInline @inline(never)
     final func _endStoreCounted() {
-        _edgeCount.wrappingAdd(Self._storeCount &- Self._storeBit, ordering: .releasing)
+        // Sequentially consistent: see `Registry.observedSerials`.
+        _edgeCount.wrappingAdd(Self._storeCount &- Self._storeBit, ordering: .sequentiallyConsistent)
     }
 
     /// The store counter and `_storeBit`: equal at two moments only if no store of this object
     /// began or ended in between.
-    final var storeVersion: Int { _edgeCount.load(ordering: .acquiring) & Self._storeVersionMask }
+    final var storeVersion: Int { _edgeCount.load(ordering: .sequentiallyConsistent) & Self._storeVersionMask }
 
     /// Slow path of an `@Observed` setter: the object has tokens and the value really changed.
     @usableFromInline

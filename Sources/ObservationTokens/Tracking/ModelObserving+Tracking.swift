@@ -88,8 +88,7 @@ extension ModelObserving where Self: ObservableModel {
             body: .init(
                 read: { observer, model in
                     // Runs are passed the observer alive (see `Subscription.deliverNow`).
-                    guard let observer else { return }
-                    body(unsafeDowncast(observer, to: Observer.self), model)
+                    _withObserver(observer, as: Observer.self) { body($0, model) }
                 }, deliver: { _, _, _, _ in }))
         return _startTracked(subscription, observer: observer) {
             Self.emptyBody("observe(observer:) { … }", fileID, line)
