@@ -42,6 +42,33 @@ import Testing
         #expect(members(of: set).ids.isEmpty)
     }
 
+    /// Slot 0 is kept inline, apart from the table: it is freed, listed and reused like the
+    /// others, and the set's order still starts with it.
+    @Test func theInlineFirstSlotIsFreedAndReusedLikeAnyOther() {
+        let objects = (0..<4).map { _ in CoreProbe() }
+        var set = WeakSet<CoreProbe>()
+        #expect(objects.prefix(3).map { set.insert($0, flag: false) } == [0, 1, 2])
+
+        set.remove(at: 0)
+        set.remove(at: 0)  // already free: no-op
+        #expect(members(of: set).ids == [1, 2].map { id(objects[$0]) })
+        set.remove(at: 2)
+        // Freed last first: slot 2, then slot 0, then a new slot.
+        #expect(set.insert(objects[3], flag: true) == 2)
+        #expect(set.insert(objects[0], flag: true) == 0)
+        #expect(set.insert(objects[2], flag: false) == 3)
+        #expect(members(of: set).ids == [0, 1, 3, 2].map { id(objects[$0]) })
+        #expect(members(of: set).flags == [true, false, true, false])
+
+        for slot in [1, 2, 3] { set.remove(at: slot) }
+        #expect(set.count == 1)
+        #expect(members(of: set).ids == [id(objects[0])])
+        set.remove(at: 0)
+        #expect(set.isEmpty)
+        #expect(members(of: set).ids.isEmpty)
+        #expect(set.insert(objects[1], flag: false) == 0)
+    }
+
     private func id(_ object: CoreProbe) -> ObjectIdentifier { ObjectIdentifier(object) }
 
     private func members(of set: WeakSet<CoreProbe>) -> (ids: [ObjectIdentifier], flags: [Bool]) {
