@@ -44,19 +44,8 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
         withLock { state in state.isDead ? nil : owner._withUnsafeGuaranteedRef { $0.storeVersion } }
     }
 
-    /// The properties (and `*`) that have observers, as bits (see `serialBit`): a set of a
-    /// property whose bit is clear has no one to tell and takes no lock. Only ever changed
-    /// under the lock.
-    ///
-    /// Sequentially consistent, like the store count that setters of objects read by paths add
-    /// (`ObservableModel._endStoreCounted`) and the walks' reads of it: a set racing the attach
-    /// of a middle edge either sees the bit, and takes the lock, or stored before the attach,
-    /// and then the walk reads the new store version when it reads the object again
-    /// (`WalkMemo.revalidate()`), and walks again.
-    let observedBits = Atomic<UInt64>(0)
-
-    /// A serial's bit in `observedBits`: one of 64, shared by serials 64 apart, so a clear
-    /// bit proves a property unobserved, and a set one proves nothing.
+    /// A serial's bit in the owner's `observedBits`: one of 64, shared by serials 64 apart, so
+    /// a clear bit proves a property unobserved, and a set one proves nothing.
     static func serialBit(_ serial: UInt64) -> UInt64 {
         1 << (serial & 63)
     }
@@ -123,7 +112,9 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
         if wasEmpty {
             // The owner is alive: we hold the lock and it is not dead (see `owner`).
             _ = owner._withUnsafeGuaranteedRef { $0._edgeCount.add(1, ordering: .relaxed) }
-            observedBits.bitwiseOr(Self.serialBit(serial), ordering: .sequentiallyConsistent)
+            _ = owner._withUnsafeGuaranteedRef {
+                $0.observedBits.bitwiseOr(Self.serialBit(serial), ordering: .sequentiallyConsistent)
+            }
         }
         return (slot, reportsObservationState && !wasObserved)
     }
@@ -143,7 +134,9 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
                 for property in state.properties where !property.members.isEmpty {
                     observed |= Self.serialBit(property.serial)
                 }
-                observedBits.store(observed, ordering: .sequentiallyConsistent)
+                self.owner._withUnsafeGuaranteedRef {
+                    $0.observedBits.store(observed, ordering: .sequentiallyConsistent)
+                }
             }
             // An entry left empty stays, with its (small) table, for the property's next observer.
             return reportsObservationState && !state.isObserved(propertyAt: index)
@@ -253,9 +246,6 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
     /// is gone: a cascade of immediate callbacks (each setting the next model's property) then
     /// costs the setter's small frames per level, not this function's large one.
     func propertyDidChange(owner: ObservableModel, serial: UInt64, oldValue: () -> Any) -> [Subscription]? {
-        // Nobody observes this property, nor `*`: no lock (see `observedBits`).
-        let observed = observedBits.load(ordering: .sequentiallyConsistent)
-        if observed & (Self.serialBit(serial) | Self.serialBit(PathStep.wildcardSerial)) == 0 { return nil }
         // Optional arrays: the common case allocates nothing and releases nothing. The first
         // plain subscription made pending is kept apart, retained by hand (a trivial value, so
         // the sets that make nothing pending release nothing): one alone is queued without an

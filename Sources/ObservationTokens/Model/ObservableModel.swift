@@ -60,6 +60,18 @@ open class ObservableModel {
     /// Whether some property (or `*`) of this object has an observation edge.
     final var hasEdges: Bool { observedPropertyCount != 0 }
 
+    /// The properties (and `*`) that have observers, one bit each (`Registry.serialBit`): a set
+    /// of a property whose bit is clear has no one to tell, and reads nothing of the registry.
+    /// Changed only under the registry's lock. Kept here, beside `_edgeCount`, which the setter
+    /// has just read, not in the registry (a cache miss of its own on a cold object).
+    ///
+    /// Sequentially consistent, like the store count that setters of objects read by paths add
+    /// (`_endStoreCounted`) and the walks' reads of it (`storeVersion`): a set racing the attach
+    /// of a middle edge either sees the bit, and tells the edge, or stored before the attach,
+    /// and then the walk reads the new store version when it reads the object again
+    /// (`WalkMemo.revalidate()`), and walks again.
+    final let observedBits = Atomic<UInt64>(0)
+
     /// Per-object token bookkeeping, created on first observation: the bits of a +1
     /// `Unmanaged<Registry>`, or 0. Set once with a compare-exchange, released in `deinit`.
     /// (Synchronization's `AtomicLazyReference` does the same but costs hundreds of
@@ -163,7 +175,7 @@ open class ObservableModel {
     /// Gives `_storeBit` back after a store, counting the store (one atomic add either way).
     @usableFromInline @inline(never)
     final func _endStoreCounted() {
-        // Sequentially consistent: see `Registry.observedSerials`.
+        // Sequentially consistent: see `observedBits`.
         _edgeCount.wrappingAdd(Self._storeCount &- Self._storeBit, ordering: .sequentiallyConsistent)
     }
 
@@ -174,6 +186,9 @@ open class ObservableModel {
     /// Slow path of an `@Observed` setter: the object has tokens and the value really changed.
     @usableFromInline
     final func _propertyDidChange(serial: UInt64, oldValue: () -> Any) {
+        // Nobody observes this property, nor `*`: nothing to tell.
+        let observed = observedBits.load(ordering: .sequentiallyConsistent)
+        if observed & (Registry.serialBit(serial) | Registry.serialBit(PathStep.wildcardSerial)) == 0 { return }
         let bits = registryBits.load(ordering: .acquiring)
         guard bits != 0 else { return }
         // `self` keeps the registry alive, so it can be used without a retain.
