@@ -255,7 +255,9 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
         // The same for leaf candidates (path and tracked tokens): one alone needs no array.
         var firstCandidate: Unmanaged<Subscription>?
         var candidates: [Subscription]?
-        var needsWork: [(subscription: Subscription, isLeaf: Bool)]?
+        // And for the subscriptions that need work after unlocking (a path through this
+        // property, immediate mode): usually one, which needs no list either.
+        var needsWork: NeedsWork?
         withLock { state in
             // Scanned in place through mutable buffers: a read-only copy of an entry (or of an
             // array) would retain and release its storage on every set.
@@ -288,7 +290,16 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
                         }
                         let subscription = member.takeUnretainedValue()
                         if subscription.isImmediate || !isLeaf {
-                            needsWork.append((subscription, isLeaf), default: [])
+                            switch needsWork {
+                            case nil:
+                                needsWork = .one(member.retain(), isLeaf: isLeaf)  // under the lock
+                            case .one(let first, let firstIsLeaf):
+                                needsWork = .many([(first.takeRetainedValue(), firstIsLeaf), (subscription, isLeaf)])
+                            case .many(var list):
+                                needsWork = nil  // the list stays unique while it grows
+                                list.append((subscription, isLeaf))
+                                needsWork = .many(list)
+                            }
                         } else if let first = firstCandidate {
                             candidates = [first.takeRetainedValue(), subscription]
                             firstCandidate = nil
@@ -319,14 +330,22 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
             candidates.removeAll { !$0.markPending() }
             if !candidates.isEmpty { CoalescingQueue.enqueue(candidates, changedObject: owner) }
         }
-        guard let needsWork else { return nil }
-        return Self.work(needsWork, owner: owner, serial: serial, oldValue: oldValue)
+        switch needsWork {
+        case nil:
+            return nil
+        case .one(let lone, let isLeaf):
+            return Self.work(
+                CollectionOfOne((lone.takeRetainedValue(), isLeaf)), owner: owner, serial: serial, oldValue: oldValue)
+        case .many(let list):
+            return Self.work(list, owner: owner, serial: serial, oldValue: oldValue)
+        }
     }
 
     /// The slow path's work after unlocking: retargets the paths through the changed property,
     /// marks the subscriptions pending and queues them.
     private static func work(
-        _ needsWork: [(subscription: Subscription, isLeaf: Bool)], owner: ObservableModel, serial: UInt64,
+        _ needsWork: some Collection<(subscription: Subscription, isLeaf: Bool)>, owner: ObservableModel,
+        serial: UInt64,
         oldValue: () -> Any
     ) -> [Subscription]? {
         // A path may run through this property twice (`a.next.next` with `a.next === a`): each
@@ -380,6 +399,13 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
 
     private enum Route {
         case settled, enqueue, slowPath
+    }
+
+    /// What a set's slow path hands to `work`: one subscription, retained by hand under the
+    /// lock, or a list.
+    private enum NeedsWork {
+        case one(Unmanaged<Subscription>, isLeaf: Bool)
+        case many([(subscription: Subscription, isLeaf: Bool)])
     }
 
     /// The name of a property of the deinitialized owner, if tokens rooted here were alive then.
