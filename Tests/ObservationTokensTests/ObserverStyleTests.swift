@@ -464,4 +464,43 @@ import Testing
 
         #expect(person.observedProperties.isEmpty)
     }
+
+    enum ObserverForm: CaseIterable { case property, chain, tracked }
+
+    /// A token holds its observer without keeping it alive (and, without Objective-C, without a
+    /// weak reference: `ObserverReference`): dropping the observer runs its deinit at once,
+    /// while the token is alive and pending, and the pending delivery then calls nothing and
+    /// ends the token.
+    @Test(arguments: ObserverForm.allCases)
+    func anObserverDroppedWhileItsTokenIsPendingDeinitializesAtOnce(form: ObserverForm) {
+        let queue = CoalescingQueue(target: .manual)
+        let person = CorePerson()
+        person.address = CoreAddress()
+        var observer: CoreObserver? = CoreObserver()
+        weak let gone = observer
+        let calls = CoreCounter()
+        let token: ObservationToken
+        switch form {
+        case .property:
+            token = person.observe(\.age, observer: observer!, queue: queue) { _, _ in calls.increment() }
+        case .chain:
+            token = person.observe(KeyPathChain(\CorePerson.age), observer: observer!, queue: queue) { _, _, _ in
+                calls.increment()
+            }
+        case .tracked:
+            token = person.observe(observer: observer!, queue: queue) { _, person in
+                _ = person.age
+                calls.increment()
+            }
+        }
+        let before = calls.value
+        person.age += 1  // pending from here
+
+        observer = nil
+        #expect(gone == nil)
+        #expect(token.isValid)
+        #expect(queue.drain() == 0)
+        #expect(calls.value == before)
+        #expect(!token.isValid)
+    }
 }

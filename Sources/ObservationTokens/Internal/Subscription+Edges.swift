@@ -117,6 +117,7 @@ extension Subscription {
     /// `retarget(walks:)` for one linear path when no other subscription of the change can share
     /// its walk (the usual case): the walk's keys live on the stack, nothing is memoized, and
     /// the walk is read again (see `WalkMemo.revalidate()`) right after its edges moved.
+    @inline(__always)
     private func retargetAlone(_ extras: SubscriptionExtras, pathIndex: Int, step: Int, walks: borrowing WalkMemo) {
         let changed = walks.changed
         let expecting = (walks.changedRegistry, walks.serial)
@@ -129,7 +130,7 @@ extension Subscription {
                 paths[pathIndex].walkEdges(from: changed, startingAt: step, pathIndex: pathIndex, into: &keys)
                 moveEdges(path: Int32(pathIndex), from: Int32(step), expecting: expecting, to: keys.keys)
                 for _ in 0..<4 {
-                    if WalkMemo.isUnwritten(keys.keys) { break }
+                    if WalkMemo.isUnwritten(keys.keys, changed: changed, changedRegistry: expecting.0) { break }
                     paths[pathIndex].walkEdges(from: changed, startingAt: step, pathIndex: pathIndex, into: &again)
                     if WalkMemo.same(keys.keys, again.keys) {
                         again.removeAll()
@@ -417,15 +418,22 @@ struct WalkMemo {
     private func isUnwritten(_ index: Int) -> Bool {
         walks.withUnsafeBufferPointer { walks in
             guard !walks[index].hasInnerWildcard else { return false }
-            return walks[index].keys.withUnsafeBufferPointer(Self.isUnwritten)
+            return walks[index].keys.withUnsafeBufferPointer {
+                Self.isUnwritten($0, changed: changed, changedRegistry: changedRegistry)
+            }
         }
     }
 
     /// Whether no object whose value a linear walk read (the middle steps of `keys`) has been
-    /// stored to since the walk.
-    static func isUnwritten(_ keys: UnsafeBufferPointer<ObservedPath.EdgeKey>) -> Bool {
+    /// stored to since the walk. The changed object's version is read without its registry's
+    /// lock: the setter keeps it alive (the lock is there to keep other owners from going away).
+    static func isUnwritten(
+        _ keys: UnsafeBufferPointer<ObservedPath.EdgeKey>, changed: ObservableModel, changedRegistry: Registry
+    ) -> Bool {
         for key in keys.indices where !keys[key].isLeaf {
-            guard keys[key].registry.ownerStoreVersion == keys[key].version else { return false }
+            let version =
+                keys[key].registry === changedRegistry ? changed.storeVersion : keys[key].registry.ownerStoreVersion
+            guard version == keys[key].version else { return false }
         }
         return true
     }

@@ -136,7 +136,7 @@ class Subscription: @unchecked Sendable {  // see the rules above
     final var observerIsGone: Bool { hasObserver && loadObserver() == nil }
 
     /// The observer, if one was given and is alive. Subclasses that take an observer hold it
-    /// weakly; the others have no weak reference to initialize and destroy.
+    /// without keeping it alive (`ObserverReference`); the others hold nothing.
     func loadObserver() -> AnyObject? { nil }
 
     /// The observed paths of a `.paths` target.

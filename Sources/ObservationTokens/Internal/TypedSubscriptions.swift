@@ -54,7 +54,7 @@ func _withObserver<Observer: AnyObject, Result>(
 // `@unchecked Sendable`: see `Subscription`.
 final class _ObserverSubscription<Observer: AnyObject, Model: ObservableModel>: Subscription, @unchecked Sendable {
     @exclusivity(unchecked) private var callback: (@Sendable (Observer, Model) -> Void)?
-    private weak var weakObserver: Observer?
+    private let observer: ObserverReference
 
     @usableFromInline
     init(
@@ -62,13 +62,13 @@ final class _ObserverSubscription<Observer: AnyObject, Model: ObservableModel>: 
         site: CreationSite, callback: @escaping @Sendable (Observer, Model) -> Void
     ) {
         self.callback = callback
-        self.weakObserver = observer
+        self.observer = ObserverReference(observer)
         super.init(
             rootRegistry: root.registry, hasObserver: true, target: target, options: options, queue: queue,
             wantsOldValue: false, site: site)
     }
 
-    override func loadObserver() -> AnyObject? { weakObserver }
+    override func loadObserver() -> AnyObject? { observer.load() }
 
     override func invoke(observer: AnyObject?, root: ObservableModel) {
         // Deliveries pass the observer given at creation (an `Observer`), alive.
@@ -84,20 +84,20 @@ final class _ObserverSubscription<Observer: AnyObject, Model: ObservableModel>: 
 /// closure (change tokens, chains delivering their endpoint).
 final class ErasedSubscription: Subscription, @unchecked Sendable {  // see Subscription
     @exclusivity(unchecked) private var callback: _GeneralCallback?
-    private weak var weakObserver: AnyObject?
+    private let observer: ObserverReference?
 
     init(
         root: __shared ObservableModel, observer: AnyObject?, target: Target, options: ObservationOptions,
         queue: CoalescingQueue, wantsOldValue: Bool, site: CreationSite, callback: @escaping _GeneralCallback
     ) {
         self.callback = callback
-        if let observer { weakObserver = observer }  // a weak store costs a runtime call, even of nil
+        self.observer = observer.map(ObserverReference.init)
         super.init(
             rootRegistry: root.registry, hasObserver: observer != nil, target: target, options: options,
             queue: queue, wantsOldValue: wantsOldValue, site: site)
     }
 
-    override func loadObserver() -> AnyObject? { weakObserver }
+    override func loadObserver() -> AnyObject? { observer?.load() }
 
     override func invoke(observer: AnyObject?, root: ObservableModel) {
         invoke(observer: observer, root: root, oldValue: nil)

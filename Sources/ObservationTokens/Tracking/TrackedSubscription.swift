@@ -39,7 +39,7 @@ final class TrackedSubscription<Model: ObservableModel, Value>: Subscription, @u
 
     /// Released with the callback (see `Subscription.releaseCallback`).
     @exclusivity(unchecked) private var body: Body?
-    private weak var weakObserver: AnyObject?
+    private let observer: ObserverReference?
     /// Deliver only when the value differs from the last one delivered (`==`, `===`).
     private let skipsUnchanged: Bool
     /// Keep the last value (for `skipsUnchanged` and for old values).
@@ -59,7 +59,7 @@ final class TrackedSubscription<Model: ObservableModel, Value>: Subscription, @u
         self.skipsUnchanged = skipsUnchanged
         self.keepsLast = keepsLast || skipsUnchanged
         self.hasCallback = hasCallback
-        if let observer { weakObserver = observer }
+        self.observer = observer.map(ObserverReference.init)
         // `.endpointChanges` is done here (`skipsUnchanged`): the base class compares path
         // endpoints, and a tracked token has no paths.
         super.init(
@@ -71,7 +71,7 @@ final class TrackedSubscription<Model: ObservableModel, Value>: Subscription, @u
         TrackingScratch.free(scratch)
     }
 
-    override func loadObserver() -> AnyObject? { weakObserver }
+    override func loadObserver() -> AnyObject? { observer?.load() }
 
     override func releaseCallback() {
         body = nil
