@@ -198,19 +198,30 @@ public final class CoalescingQueue: Sendable {
             var end = start + 1
             while end < subscriptions.count, subscriptions[end].queue === queue { end += 1 }
             var rooted: [Subscription] = []
-            var items: [Item] = []
-            for subscription in subscriptions[start..<end] {
-                if subscription.isRoot(changedObject) {
-                    rooted.append(subscription)
-                } else if let root = subscription.root {
-                    items.append(.delivery(subscription, root))
+            // One item per subscription at most, built on the stack (a list grown one item at
+            // a time allocated twice per set that made several path tokens pending).
+            let schedule = withUnsafeTemporaryAllocation(of: Item.self, capacity: end - start + 1) { items in
+                var count = 1  // slot 0: the rooted subscriptions' item, if any
+                for subscription in subscriptions[start..<end] {
+                    if subscription.isRoot(changedObject) {
+                        rooted.append(subscription)
+                    } else if let root = subscription.root {
+                        items.initializeElement(at: count, to: .delivery(subscription, root))
+                        count += 1
+                    }
+                    // A root that is gone is deinitializing; its deinit ends the subscription.
                 }
-                // A root that is gone is deinitializing; its deinit ends the subscription.
-            }
-            if !rooted.isEmpty { items.insert(.deliveries(rooted, changedObject), at: 0) }
-            let schedule = queue.state.withLock { state in
-                state.append(contentsOf: items)
-                return queue.markScheduledIfNeeded(&state)
+                var first = 1
+                if !rooted.isEmpty {
+                    items.initializeElement(at: 0, to: .deliveries(rooted, changedObject))
+                    first = 0
+                }
+                let built = UnsafeMutableBufferPointer(rebasing: items[first..<count])
+                defer { built.deinitialize() }
+                return queue.state.withLock { state in
+                    state.append(contentsOf: UnsafeBufferPointer(built))
+                    return queue.markScheduledIfNeeded(&state)
+                }
             }
             if schedule { queue.scheduleDrain() }
             start = end
@@ -299,7 +310,7 @@ private struct QueueState {
         items.append(item)
     }
 
-    mutating func append(contentsOf newItems: [Item]) {
+    mutating func append(contentsOf newItems: some Collection<Item>) {
         for item in newItems { count(item, sign: 1) }
         items.append(contentsOf: newItems)
     }
