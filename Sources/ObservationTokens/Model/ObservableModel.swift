@@ -101,6 +101,13 @@ open class ObservableModel {
     /// The registry, created on first use.
     final var registry: Registry {
         if let existing = existingRegistry { return existing }
+        return makeRegistry()
+    }
+
+    /// `registry`'s first use, out of line: inline, it made every use retain and release
+    /// `self` around the load, for the creation's sake.
+    @inline(never)
+    private final func makeRegistry() -> Registry {
         let created = Unmanaged.passRetained(Registry(owner: self))
         let bits = UInt(bitPattern: created.toOpaque())
         let (exchanged, current) = registryBits.compareExchange(

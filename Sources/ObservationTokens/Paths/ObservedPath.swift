@@ -136,7 +136,12 @@ final class ObservedPath: Sendable {
         let version: Int
 
         init(object: ObservableModel, serial: UInt64, isLeaf: Bool, path: Int, step: Int, version: Int = 0) {
-            registry = object.registry
+            self.init(
+                registry: object.registry, serial: serial, isLeaf: isLeaf, path: path, step: step, version: version)
+        }
+
+        init(registry: Registry, serial: UInt64, isLeaf: Bool, path: Int, step: Int, version: Int = 0) {
+            self.registry = registry
             self.serial = serial
             self.isLeaf = isLeaf
             self.path = Int32(truncatingIfNeeded: path)
@@ -200,7 +205,8 @@ final class ObservedPath: Sendable {
                 return .value(value)
             }
             // A middle step needs only the model its value holds: read through typed code.
-            guard let (serial, next) = step.readModelForWalk(on: object, version: &version) else {
+            guard let (serial, next) = step.readModelForWalk(on: object, registry: object.registry, version: &version)
+            else {
                 return index == 0 ? nil : .unreachable
             }
             edges.append(
@@ -218,29 +224,42 @@ final class ObservedPath: Sendable {
     func walkEdges(
         from object: ObservableModel, startingAt start: Int, pathIndex: Int, into edges: inout some EdgeKeySink
     ) {
-        var object = object
+        // Each object is borrowed for its step: the first is the caller's, the others are kept
+        // alive by `holder`. (A `var` of the object made every use retain and release it.)
+        var current = Unmanaged.passUnretained(object)
+        var holder: ObservableModel?
         let last = steps.count - 1
         for index in start...last {
-            let step = steps[index]
-            if index == last {
-                if case .wildcard = step {
-                    PathStep.evaluateSyntheticProperties(of: object)
-                    edges.append(
-                        EdgeKey(
-                            object: object, serial: PathStep.wildcardSerial, isLeaf: true, path: pathIndex, step: index)
-                    )
-                } else if let serial = step.resolveSerial(on: object) {
-                    edges.append(EdgeKey(object: object, serial: serial, isLeaf: true, path: pathIndex, step: index))
+            let next = current._withUnsafeGuaranteedRef { object -> ObservableModel?? in
+                let registry = object.registry
+                let step = steps[index]
+                if index == last {
+                    if case .wildcard = step {
+                        PathStep.evaluateSyntheticProperties(of: object)
+                        edges.append(
+                            EdgeKey(
+                                registry: registry, serial: PathStep.wildcardSerial, isLeaf: true, path: pathIndex,
+                                step: index))
+                    } else if let serial = step.resolveSerial(on: object) {
+                        edges.append(
+                            EdgeKey(registry: registry, serial: serial, isLeaf: true, path: pathIndex, step: index))
+                    }
+                    return nil
                 }
-                return
+                var version = 0
+                guard let (serial, next) = step.readModelForWalk(on: object, registry: registry, version: &version)
+                else { return nil }
+                edges.append(
+                    EdgeKey(
+                        registry: registry, serial: serial, isLeaf: false, path: pathIndex, step: index,
+                        version: version))
+                return .some(next)
             }
-            var version = 0
-            guard let (serial, next) = step.readModelForWalk(on: object, version: &version) else { return }
-            edges.append(
-                EdgeKey(object: object, serial: serial, isLeaf: false, path: pathIndex, step: index, version: version))
-            guard let next else { return }
-            object = next
+            guard let next, let next else { return }
+            current = Unmanaged.passUnretained(next)
+            holder = next
         }
+        withExtendedLifetime(holder) {}
     }
 
     /// The walk for paths with a `*` before the last step: a tree, not a line.
@@ -335,7 +354,9 @@ struct EdgeKeyBuffer: EdgeKeySink {
     }
 
     mutating func removeAll() {
-        base.deinitialize(count: count)
+        // One key at a time: `deinitialize(count:)` goes through the runtime's generic array
+        // destroy (≈ 90 instructions for the two keys of a usual walk).
+        for index in 0..<count { _ = (base + index).move() }
         count = 0
     }
 

@@ -82,14 +82,16 @@ enum PathStep: Sendable {
 
     /// `readForWalk(on:version:)` for a middle step: the model the value holds (nil for none),
     /// read through typed code for typed keys, without an `Any` box or a dynamic cast.
-    func readModelForWalk(on object: ObservableModel, version: inout Int) -> (serial: UInt64, next: ObservableModel?)? {
+    func readModelForWalk(on object: ObservableModel, registry: Registry, version: inout Int) -> (
+        serial: UInt64, next: ObservableModel?
+    )? {
         guard case .typed(let box) = self else {
             return readForWalk(on: object, version: &version).map { ($0.serial, Self.model(in: $0.value)) }
         }
         // The usual case, a typed model step already resolved on this object: one lock round
         // trip that passes the reader and the key path along, copying neither the key nor its
         // closures (each copy retains three references).
-        if let read = object.registry.readCachedModel(box, on: object) {
+        if let read = registry.readCachedModel(box, on: object) {
             guard let next = read.next else { return nil }
             version = read.version
             return (read.serial, next)
