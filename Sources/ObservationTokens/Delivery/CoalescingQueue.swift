@@ -113,7 +113,7 @@ public final class CoalescingQueue: Sendable {
                     // for the batch to destroy. The item keeps its root alive while its
                     // deliveries run, and lets go of it right after.
                     let item = (items.baseAddress! + index).move()
-                    (items.baseAddress! + index).initialize(to: .deliveries([], nil))
+                    (items.baseAddress! + index).initialize(to: .taken)
                     switch consume item {
                     case .notice(let notice):
                         notice()
@@ -127,6 +127,8 @@ public final class CoalescingQueue: Sendable {
                         var later: [Subscription] = []
                         delivered += Self.deliver(subscriptions, drainID: drainID, later: &later)
                         if !later.isEmpty { deferred.append(.deliveries(later, root)) }
+                    case .taken:
+                        break
                     }
                 }
             }
@@ -291,6 +293,8 @@ private enum Item: @unchecked Sendable {
     /// Pending deliveries of subscriptions sharing one root, which the item keeps alive.
     case deliveries([Subscription], ObservableModel?)
     case notice(@Sendable () -> Void)
+    /// What a drain leaves in its batch in place of an item it moved out: owns nothing.
+    case taken
 }
 
 private struct QueueState {
@@ -330,7 +334,7 @@ private struct QueueState {
             case .delivery(let subscription, _): if subscription.isActive { live += 1 }
             case .deliveries(let subscriptions, _):
                 for subscription in subscriptions where subscription.isActive { live += 1 }
-            case .notice: break
+            case .notice, .taken: break
             }
         }
         return live + notices
@@ -402,6 +406,7 @@ private struct QueueState {
         case .delivery: queued += sign
         case .deliveries(let subscriptions, _): queued += sign * subscriptions.count
         case .notice: notices += sign
+        case .taken: break
         }
     }
 }
