@@ -14,8 +14,13 @@ final class ObservedPath: Sendable {
     /// identities walk alike, which lets tokens on the same path share one walk.
     let typedIdentity: [ObjectIdentifier]?
 
+    /// Each typed step's key, unretained (`steps` keeps it alive), for retarget walks: read
+    /// this way a key costs no retain and release, where copying its step costs both.
+    private let unretainedKeys: SmallArray<Unmanaged<TypedKeyBox>?>
+
     init(steps: some Sequence<PathStep>) {
         self.steps = SmallArray(steps)
+        unretainedKeys = SmallArray(self.steps.lazy.map(Self.unretainedKey))
         hasInnerWildcard = self.steps.dropLast().contains { if case .wildcard = $0 { true } else { false } }
         var identity: [ObjectIdentifier]? = self.steps.count > 1 ? [] : nil
         for step in self.steps where identity != nil {
@@ -32,8 +37,15 @@ final class ObservedPath: Sendable {
         var steps = SmallArray<PathStep>()
         steps.append(step)
         self.steps = steps
+        var keys = SmallArray<Unmanaged<TypedKeyBox>?>()
+        keys.append(Self.unretainedKey(step))
+        unretainedKeys = keys
         hasInnerWildcard = false
         typedIdentity = nil
+    }
+
+    private static func unretainedKey(_ step: PathStep) -> Unmanaged<TypedKeyBox>? {
+        if case .typed(let box) = step { .passUnretained(box) } else { nil }
     }
 
     /// Whether `other` names the same properties in the same order: typed steps by key path,
@@ -232,6 +244,29 @@ final class ObservedPath: Sendable {
         for index in start...last {
             let next = current._withUnsafeGuaranteedRef { object -> ObservableModel?? in
                 let registry = object.registry
+                // A typed step (the usual case) is read through its key, borrowed.
+                if let key = unretainedKeys[index] {
+                    return key._withUnsafeGuaranteedRef { box -> ObservableModel?? in
+                        if index == last {
+                            if let serial = box.key.resolveSerial(on: object) {
+                                edges.append(
+                                    EdgeKey(
+                                        registry: registry, serial: serial, isLeaf: true, path: pathIndex, step: index))
+                            }
+                            return nil
+                        }
+                        var version = 0
+                        guard
+                            let (serial, next) = PathStep.readModelForWalk(
+                                box, on: object, registry: registry, version: &version)
+                        else { return nil }
+                        edges.append(
+                            EdgeKey(
+                                registry: registry, serial: serial, isLeaf: false, path: pathIndex, step: index,
+                                version: version))
+                        return .some(next)
+                    }
+                }
                 let step = steps[index]
                 if index == last {
                     if case .wildcard = step {

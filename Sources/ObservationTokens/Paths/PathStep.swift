@@ -88,6 +88,13 @@ enum PathStep: Sendable {
         guard case .typed(let box) = self else {
             return readForWalk(on: object, version: &version).map { ($0.serial, Self.model(in: $0.value)) }
         }
+        return Self.readModelForWalk(box, on: object, registry: registry, version: &version)
+    }
+
+    /// `readModelForWalk(on:registry:version:)` for a typed step's key.
+    static func readModelForWalk(_ box: TypedKeyBox, on object: ObservableModel, registry: Registry, version: inout Int)
+        -> (serial: UInt64, next: ObservableModel?)?
+    {
         // The usual case, a typed model step already resolved on this object: one lock round
         // trip that passes the reader and the key path along, copying neither the key nor its
         // closures (each copy retains three references).
