@@ -245,45 +245,30 @@ final class ObservedPath: Sendable {
             let next = current._withUnsafeGuaranteedRef { object -> ObservableModel?? in
                 let registry = object.registry
                 // A typed step (the usual case) is read through its key, borrowed.
-                if let key = unretainedKeys[index] {
-                    return key._withUnsafeGuaranteedRef { box -> ObservableModel?? in
-                        if index == last {
-                            if let serial = box.key.resolveSerial(on: object) {
-                                edges.append(
-                                    EdgeKey(
-                                        registry: registry, serial: serial, isLeaf: true, path: pathIndex, step: index))
-                            }
-                            return nil
-                        }
-                        var version = 0
-                        guard
-                            let (serial, next) = PathStep.readModelForWalk(
-                                box, on: object, registry: registry, version: &version)
-                        else { return nil }
-                        edges.append(
-                            EdgeKey(
-                                registry: registry, serial: serial, isLeaf: false, path: pathIndex, step: index,
-                                version: version))
-                        return .some(next)
-                    }
-                }
-                let step = steps[index]
+                let key = unretainedKeys[index]
                 if index == last {
-                    if case .wildcard = step {
-                        PathStep.evaluateSyntheticProperties(of: object)
-                        edges.append(
-                            EdgeKey(
-                                registry: registry, serial: PathStep.wildcardSerial, isLeaf: true, path: pathIndex,
-                                step: index))
-                    } else if let serial = step.resolveSerial(on: object) {
+                    let serial =
+                        if let key {
+                            key._withUnsafeGuaranteedRef { $0.key.resolveSerial(on: object) }
+                        } else {
+                            leafSerial(index, on: object)
+                        }
+                    if let serial {
                         edges.append(
                             EdgeKey(registry: registry, serial: serial, isLeaf: true, path: pathIndex, step: index))
                     }
                     return nil
                 }
                 var version = 0
-                guard let (serial, next) = step.readModelForWalk(on: object, registry: registry, version: &version)
-                else { return nil }
+                let read =
+                    if let key {
+                        key._withUnsafeGuaranteedRef {
+                            PathStep.readModelForWalk($0, on: object, registry: registry, version: &version)
+                        }
+                    } else {
+                        steps[index].readModelForWalk(on: object, registry: registry, version: &version)
+                    }
+                guard let (serial, next) = read else { return nil }
                 edges.append(
                     EdgeKey(
                         registry: registry, serial: serial, isLeaf: false, path: pathIndex, step: index,
@@ -295,6 +280,15 @@ final class ObservedPath: Sendable {
             holder = next
         }
         withExtendedLifetime(holder) {}
+    }
+
+    /// The serial of a path's last step that is not a typed key: a name, or `*` (whose synthetic
+    /// properties are evaluated first, so that the edge hears of their dependencies).
+    private func leafSerial(_ index: Int, on object: ObservableModel) -> UInt64? {
+        let step = steps[index]
+        guard case .wildcard = step else { return step.resolveSerial(on: object) }
+        PathStep.evaluateSyntheticProperties(of: object)
+        return PathStep.wildcardSerial
     }
 
     /// The walk for paths with a `*` before the last step: a tree, not a line.
