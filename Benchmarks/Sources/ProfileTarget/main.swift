@@ -128,6 +128,28 @@ func w5measured(_ model: Counter) {
     }
 }
 
+/// R3: 1,000 tokens on one property, 10 ticks of 100 sets then a drain: every set after a
+/// tick's first finds the 1,000 tokens pending already (issue 16: a further set in a tick is
+/// O(1) however many tokens are pending). Count `*measuredSets*` and divide by 1,000 sets.
+func r3() {
+    let model = Counter()
+    let tokens = (0..<1_000).map { _ in model.observe(\.value, queue: queue) { _ in tally.count &+= 1 } }
+    r3measured(model)
+    withExtendedLifetime(tokens) {}
+}
+
+func r3measured(_ model: Counter) {
+    for tick in 0..<opaque(10) {
+        r3measuredSets(model, from: tick * 100)
+        precondition(queue.drain() == 1_000)  // not counted: `--toggle-collect='*measuredSets*'`
+    }
+}
+
+@inline(never)
+func r3measuredSets(_ model: Counter, from start: Int) {
+    for value in start..<start + 100 { setValue(model, value + 1) }
+}
+
 /// W6: with `live` tokens on the property, 100 batches of 100 tokens created and released.
 func w6(live: Int) {
     let model = Counter()
@@ -333,6 +355,7 @@ func w15measuredCreate(_ model: Counter, _ target: Plain) {
 switch CommandLine.arguments.dropFirst().first?.uppercased() {
 case "R1": r1()
 case "R2": r2()
+case "R3": r3()
 case "W16": w16()
 case "W1": w1()
 case "W2": w2()
@@ -354,7 +377,7 @@ case "W18": w18(count: Int(CommandLine.arguments.dropFirst(2).first ?? "") ?? 10
 case "W19": w19()
 default:
     let usage =
-        "usage: ProfileTarget R1|R2|W1|W2|W3|W4|W3var|W5|W6 [live]|W8|W9|W10|W10chain|W11|W12 [size]|W13|W14|W15|W16|W17 [ticks]|W18 [count]|W19\n"
+        "usage: ProfileTarget R1|R2|R3|W1|W2|W3|W4|W3var|W5|W6 [live]|W8|W9|W10|W10chain|W11|W12 [size]|W13|W14|W15|W16|W17 [ticks]|W18 [count]|W19\n"
     _ = usage.utf8CString.withUnsafeBufferPointer { write(2, $0.baseAddress, $0.count - 1) }
     exit(64)
 }

@@ -49,6 +49,12 @@ public final class CoalescingQueue: Sendable {
 
     private let state = Locked(state: QueueState())
 
+    /// Even while no drain runs; a drain adds 1 when it starts and 1 when it ends. A
+    /// subscription's pending flag is cleared only by its delivery, inside a drain of its
+    /// queue, so an unchanged even epoch proves that the tokens found pending at that epoch
+    /// still are (`RegistryState.PropertyObservers.settled`).
+    let drainEpoch = Atomic<UInt64>(0)
+
     /// Creates a queue that delivers to `target`.
     public init(target: Target) {
         self.target = target
@@ -81,6 +87,7 @@ public final class CoalescingQueue: Sendable {
         let drainID = state.withLock { state -> UInt64? in
             guard !state.isDraining else { return nil }
             state.isDraining = true
+            drainEpoch.wrappingAdd(1, ordering: .sequentiallyConsistent)
             state.drainCount &+= 1
             return state.drainCount
         }
@@ -98,6 +105,7 @@ public final class CoalescingQueue: Sendable {
             let batch = state.withLock { state -> [Item]? in
                 guard state.items.isEmpty else { return state.takeItems(leaving: &spare) }
                 state.isDraining = false
+                drainEpoch.wrappingAdd(1, ordering: .sequentiallyConsistent)
                 if !deferred.isEmpty { state.insert(contentsOf: deferred, at: 0) }
                 state.reuse(&spare)
                 state.isScheduled = false

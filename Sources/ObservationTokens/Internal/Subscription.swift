@@ -278,6 +278,12 @@ class Subscription: @unchecked Sendable {  // see the rules above
         flags.bitwiseOr(0, ordering: .acquiringAndReleasing).oldValue & Flag.pending != 0
     }
 
+    /// Whether the subscription is pending, read without a write (`isStillPending` orders it
+    /// with deliveries; a settled stamp's epoch check does that instead).
+    final var isPending: Bool {
+        flags.load(ordering: .acquiring) & Flag.pending != 0
+    }
+
     /// Marks the subscription pending. Returns true when it was not pending before, which makes
     /// the caller responsible for enqueueing it. Like `isStillPending`, a read-modify-write.
     @inline(__always)

@@ -102,6 +102,12 @@ struct WeakSet<Element: AnyObject> {
         }
     }
 
+    /// The element in the lowest occupied slot, unretained (under the owner's lock).
+    var firstElement: Unmanaged<Element>? {
+        if first & Self.freeBit == 0 { return Self.element(first) }
+        return slots.first { $0 & Self.freeBit == 0 }.map(Self.element)
+    }
+
     @inline(__always)
     private static func element(_ bits: UInt) -> Unmanaged<Element> {
         Unmanaged.fromOpaque(UnsafeRawPointer(bitPattern: bits & ~3)!)
