@@ -62,6 +62,23 @@ import Testing
         #expect(changes.entries == ["1→4", "4→8"])
     }
 
+    /// Paths running through a crowded property have work on every set (they move): each set
+    /// of the middle object retargets them, however many sets the tick has.
+    @Test func pathsThroughACrowdedPropertyFollowEverySet() {
+        let queue = CoalescingQueue(target: .manual)
+        let person = CorePerson()
+        let streets = KeyPathChain(\CorePerson.address).then(\.street)
+        let tokens = (0..<Self.many).map { _ in person.observe(streets, queue: queue) { _, _ in } }
+        let addresses = (0..<3).map { _ in CoreAddress() }
+        for address in addresses { person.address = address }
+        #expect(queue.drain() == Self.many)
+        addresses[1].street = "old"
+        #expect(queue.drain() == 0)
+        addresses[2].street = "new"
+        #expect(queue.drain() == Self.many)
+        withExtendedLifetime(tokens) {}
+    }
+
     @Test func tokensOnSeveralQueuesEachHearTheTick() {
         let first = CoalescingQueue(target: .manual)
         let second = CoalescingQueue(target: .manual)

@@ -50,9 +50,8 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
         1 << (serial & 63)
     }
 
-    /// How many properties (and `*`) have at least `settlingThreshold` members: only then do
-    /// sets look for a settled stamp (`RegistryState.PropertyObservers.settled`). Changed under
-    /// the lock.
+    /// How many properties (and `*`) are crowded (`SettledMembers.isCrowded`): only then do
+    /// sets look for settled members. Changed under the lock.
     let crowdedProperties = Atomic<Int>(0)
 
     /// How many `observeWillChange` observations are registered here (among `retained`): a
@@ -114,9 +113,9 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
         let wasObserved = reportsObservationState && state.isObserved(propertyAt: index)
         let wasEmpty = state.properties[index].members.isEmpty
         let slot = state.properties[index].members.insert(subscription, flag: isLeaf)
-        state.properties[index].settled = nil  // the new member may not be pending
-        if state.properties[index].members.count == Self.settlingThreshold {
-            crowdedProperties.wrappingAdd(1, ordering: .relaxed)
+        if state.properties[index].members.count >= Self.settlingThreshold || state.properties[index].settling.isCounted
+        {
+            membersChanged(&state.properties[index])
         }
         if wasEmpty {
             // The owner is alive: we hold the lock and it is not dead (see `owner`).
@@ -136,9 +135,10 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
             }
             let before = state.properties[index].members.count
             state.properties[index].members.remove(at: slot)
-            state.properties[index].settled = nil  // its queue may be the one the stamp names
-            if state.properties[index].members.count == Self.settlingThreshold - 1, before == Self.settlingThreshold {
-                crowdedProperties.wrappingSubtract(1, ordering: .relaxed)
+            if state.properties[index].members.count >= Self.settlingThreshold
+                || state.properties[index].settling.isCounted
+            {
+                membersChanged(&state.properties[index])
             }
             guard state.properties[index].members.count < before else { return false }
             if state.properties[index].members.isEmpty {
@@ -273,8 +273,7 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
         var needsWork: NeedsWork?
         // A further set in the tick, with every member of a crowded property pending still:
         // nothing to do, O(1) however many they are. Only registries with such a property look.
-        let hasCrowds = crowdedProperties.load(ordering: .relaxed) != 0
-        if hasCrowds, withLock({ $0.isSettled(serial: serial) }) { return nil }
+        if crowdedProperties.load(ordering: .relaxed) != 0, skipsFurtherSet(serial: serial) { return nil }
         withLock { state in
             // Scanned in place through mutable buffers: a read-only copy of an entry (or of an
             // array) would retain and release its storage on every set.
@@ -329,9 +328,6 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
                 }
             }
         }
-        // Remember whether the crowded properties' members are all pending now (a scan of its
-        // own, under the lock again: the setter's scan above stays as small as it is).
-        if hasCrowds { withLock { $0.stampSettled(serial: serial) } }
         // Plain subscriptions are single-property tokens on this property: rooted here.
         if let plain {
             CoalescingQueue.enqueue(plain, root: owner)
@@ -421,8 +417,8 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
         case settled, enqueue, slowPath
     }
 
-    /// The number of members from which a property remembers that a set left them all pending
-    /// (`RegistryState.PropertyObservers.settled`): below it, telling each again costs no more.
+    /// The number of members from which a property remembers that they are all pending
+    /// (`SettledMembers`): below it, telling each again costs no more than the check.
     static var settlingThreshold: Int { 8 }
 
     /// What a set's slow path hands to `work`: one subscription, retained by hand under the
@@ -559,87 +555,8 @@ struct RegistryState {
         let serial: UInt64
         /// Subscriptions, each with whether the edge is a path's leaf.
         var members = WeakSet<Subscription>()
-        /// Set by a set that found every member pending, or made it so, all of them on one
-        /// queue while no drain of it ran: that queue and its drain epoch. Until the queue starts
-        /// a drain, a further set has nothing to tell them, however many they are. Cleared
-        /// whenever a member comes or goes (members keep the queue alive while it is set).
-        var settled: (queue: Unmanaged<CoalescingQueue>, epoch: UInt64)?
-        /// The drain epoch of the first member's queue at the last set's scan: a set that
-        /// finds it unchanged is a further set in the tick, and only then is a stamp worth its
-        /// own scan (a property set once per tick never pays for one).
-        var scannedAt: UInt64 = .max
-
-        /// Whether `settled` still holds: its queue has not started a drain since. A
-        /// read-modify-write that writes back the epoch it read, so that this set's store
-        /// happens before the next drain's deliveries, as marking each token pending (a
-        /// read-modify-write of its flags) otherwise makes it.
-        func isSettled() -> Bool {
-            guard let settled else { return false }
-            return settled.queue._withUnsafeGuaranteedRef {
-                $0.drainEpoch.compareExchange(
-                    expected: settled.epoch, desired: settled.epoch, ordering: .acquiringAndReleasing
-                ).exchanged
-            }
-        }
-
-        /// The stamp for `settled`, if every member is pending now, with nothing more to be
-        /// told until its delivery (no `.immediate` mode, no old value to take, no path running
-        /// through the property), all on one queue that is not draining; else nil. Called after
-        /// the set's scan: the epoch is read before the members and checked again after them, so
-        /// a drain that delivered one of them in between is seen.
-        func pendingStamp() -> (queue: Unmanaged<CoalescingQueue>, epoch: UInt64)? {
-            var queue: Unmanaged<CoalescingQueue>?
-            var epoch: UInt64 = 1
-            var settles = true
-            members.forEachUnretained { member, isLeaf in
-                guard settles else { return }
-                member._withUnsafeGuaranteedRef { subscription in
-                    if queue == nil {
-                        queue = Unmanaged.passUnretained(subscription.queue)
-                        epoch = subscription.queue.drainEpoch.load(ordering: .sequentiallyConsistent)
-                    }
-                    settles =
-                        queue!.toOpaque() == Unmanaged.passUnretained(subscription.queue).toOpaque()
-                        && (isLeaf || subscription.isPlain) && !subscription.isImmediate
-                        && !subscription.needsOldValue && subscription.isPending
-                }
-            }
-            guard settles, let queue, epoch & 1 == 0,
-                queue._withUnsafeGuaranteedRef({ $0.drainEpoch.load(ordering: .sequentiallyConsistent) }) == epoch
-            else { return nil }
-            return (queue, epoch)
-        }
-    }
-
-    /// Whether every entry a set of `serial` would scan still has every member pending: the set
-    /// then has nothing to do (see `PropertyObservers.settled`).
-    @inline(never)
-    func isSettled(serial: UInt64) -> Bool {
-        var any = false
-        for property in properties
-        where property.serial == serial || property.serial == PathStep.wildcardSerial {
-            guard property.members.isEmpty || property.isSettled() else { return false }
-            any = true
-        }
-        return any
-    }
-
-    /// After a set's scan of `serial`: remembers, for entries with many members, whether they
-    /// are all pending now (for a few, telling each again costs no more than the check).
-    @inline(never)
-    mutating func stampSettled(serial: UInt64) {
-        for index in properties.indices
-        where (properties[index].serial == serial || properties[index].serial == PathStep.wildcardSerial)
-            && properties[index].members.count >= Registry.settlingThreshold
-        {
-            guard let first = properties[index].members.firstElement else { continue }
-            let epoch = first._withUnsafeGuaranteedRef { $0.queue.drainEpoch.load(ordering: .sequentiallyConsistent) }
-            if properties[index].scannedAt == epoch {
-                properties[index].settled = properties[index].pendingStamp()
-            } else {
-                properties[index].scannedAt = epoch
-            }
-        }
+        /// Whether a further set in the tick may skip the members (`SettledMembers`).
+        var settling = SettledMembers()
     }
 
     var properties: [PropertyObservers] = []

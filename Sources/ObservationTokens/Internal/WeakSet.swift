@@ -102,10 +102,12 @@ struct WeakSet<Element: AnyObject> {
         }
     }
 
-    /// The element in the lowest occupied slot, unretained (under the owner's lock).
-    var firstElement: Unmanaged<Element>? {
-        if first & Self.freeBit == 0 { return Self.element(first) }
-        return slots.first { $0 & Self.freeBit == 0 }.map(Self.element)
+    /// The element in the lowest occupied slot, unretained (under the owner's lock), with its
+    /// flag.
+    var firstElement: (element: Unmanaged<Element>, flag: Bool)? {
+        let bits = first & Self.freeBit == 0 ? first : slots.first { $0 & Self.freeBit == 0 }
+        guard let bits else { return nil }
+        return (Self.element(bits), bits & 1 != 0)
     }
 
     @inline(__always)
