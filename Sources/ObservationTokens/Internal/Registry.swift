@@ -50,9 +50,11 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
         1 << (serial & 63)
     }
 
-    /// How many properties (and `*`) are crowded (`SettledMembers.isCrowded`): only then do
-    /// sets look for settled members. Changed under the lock.
-    let crowdedProperties = Atomic<Int>(0)
+    /// The crowded properties (and `*`), one bit each (`serialBit`; see
+    /// `SettledMembers.isCrowded`): only a set of one of them looks for settled members.
+    /// Changed under the lock. (A bit two crowded properties share is cleared when one of them
+    /// stops being crowded: the other's further sets then scan as usual.)
+    let crowdedBits = Atomic<UInt64>(0)
 
     /// How many `observeWillChange` observations are registered here (among `retained`): a
     /// store checks this word before looking for them.
@@ -273,7 +275,12 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
         var needsWork: NeedsWork?
         // A further set in the tick, with every member of a crowded property pending still:
         // nothing to do, O(1) however many they are. Only registries with such a property look.
-        if crowdedProperties.load(ordering: .relaxed) != 0, skipsFurtherSet(serial: serial) { return nil }
+        if crowdedBits.load(ordering: .relaxed) & (Self.serialBit(serial) | Self.serialBit(PathStep.wildcardSerial))
+            != 0,
+            skipsFurtherSet(serial: serial)
+        {
+            return nil
+        }
         withLock { state in
             // Scanned in place through mutable buffers: a read-only copy of an entry (or of an
             // array) would retain and release its storage on every set.
@@ -513,7 +520,7 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
                 state.properties[index].members.removeAll(into: &members)
             }
             state.properties = []
-            crowdedProperties.store(0, ordering: .relaxed)
+            crowdedBits.store(0, ordering: .relaxed)
             defer { state.retained = [] }
             return (members, state.retained)
         }

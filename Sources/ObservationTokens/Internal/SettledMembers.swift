@@ -22,7 +22,7 @@ struct SettledMembers {
     private var scannedAt: UInt64 = .max
     /// Some member can't settle (see the type's notes) until the members change.
     private var never = false
-    /// Whether `Registry.crowdedProperties` counts this property.
+    /// Whether the property's bit is set in `Registry.crowdedBits`.
     private(set) var isCounted = false
 
     /// The members changed: forgets what was known of them. Only called for properties with
@@ -129,7 +129,15 @@ extension Registry {
     func membersChanged(_ property: inout RegistryState.PropertyObservers) {
         property.settling.membersChanged()
         let change = property.settling.recount(memberCount: property.members.count)
-        if change != 0 { crowdedProperties.wrappingAdd(change, ordering: .relaxed) }
+        if change != 0 { setCrowded(change > 0, serial: property.serial) }
+    }
+
+    private func setCrowded(_ isCrowded: Bool, serial: UInt64) {
+        if isCrowded {
+            crowdedBits.bitwiseOr(Self.serialBit(serial), ordering: .relaxed)
+        } else {
+            crowdedBits.bitwiseAnd(~Self.serialBit(serial), ordering: .relaxed)
+        }
     }
 
     /// Whether a set of `serial` may skip every property it would scan (see `SettledMembers`).
@@ -148,7 +156,7 @@ extension Registry {
                 else {
                     // Members that turned out never to settle stop being counted.
                     let change = state.properties[index].settling.recount(memberCount: count)
-                    if change != 0 { crowdedProperties.wrappingAdd(change, ordering: .relaxed) }
+                    if change != 0 { setCrowded(change > 0, serial: state.properties[index].serial) }
                     return false
                 }
                 skips = true
