@@ -52,7 +52,7 @@ public final class CoalescingQueue: Sendable {
     /// Even while no drain runs; a drain adds 1 when it starts and 1 when it ends. A
     /// subscription's pending flag is cleared only by its delivery, inside a drain of its
     /// queue, so an unchanged even epoch proves that the tokens found pending at that epoch
-    /// still are (`RegistryState.PropertyObservers.settled`).
+    /// still are (`SettledMembers`).
     let drainEpoch = Atomic<UInt64>(0)
 
     /// Creates a queue that delivers to `target`.

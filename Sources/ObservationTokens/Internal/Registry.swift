@@ -274,7 +274,7 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
         // property, immediate mode): usually one, which needs no list either.
         var needsWork: NeedsWork?
         // A further set in the tick, with every member of a crowded property pending still:
-        // nothing to do, O(1) however many they are. Only registries with such a property look.
+        // nothing to do, O(1) however many they are. Only sets of such a property look.
         if crowdedBits.load(ordering: .relaxed) & (Self.serialBit(serial) | Self.serialBit(PathStep.wildcardSerial))
             != 0,
             skipsFurtherSet(serial: serial)

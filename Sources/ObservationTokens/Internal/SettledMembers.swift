@@ -12,8 +12,8 @@
 /// A stamp is taken by a tick's second set (the first, like a property set once per tick, only
 /// notes the epoch), and dropped whenever a member comes or goes. Members that can never settle
 /// (a path running through the property, `.immediate` mode, several queues), once a further
-/// set has found them, mark the property so until its members change; registries with no
-/// crowded property never look.
+/// set has found them, mark the property so until its members change. Sets of properties that
+/// are not crowded never look (`Registry.crowdedBits`).
 struct SettledMembers {
     /// The queue and drain epoch at which every member was found pending. Members keep their
     /// queue alive, and any change of members drops the stamp.
@@ -38,7 +38,8 @@ struct SettledMembers {
         memberCount >= Registry.settlingThreshold && !never
     }
 
-    /// Brings `counted` in line with `isCrowded`; returns the change to the registry's count.
+    /// Brings `isCounted` in line with `isCrowded`: 1 when the property became crowded, -1 when
+    /// it stopped being, 0 otherwise.
     mutating func recount(memberCount: Int) -> Int {
         let crowded = isCrowded(memberCount: memberCount)
         defer { isCounted = crowded }
@@ -120,8 +121,6 @@ struct SettledMembers {
 }
 
 extension Registry {
-    /// After a change of `property`'s members: forgets what was known of them, and counts the
-    /// property as crowded or not. Under the lock.
     /// After a change of the members of `property`, which has many or counted as crowded:
     /// forgets what was known of them, and counts it as crowded or not. Under the lock; out of
     /// line, so that attaching and detaching stay small where properties have few members.
@@ -132,6 +131,7 @@ extension Registry {
         if change != 0 { setCrowded(change > 0, serial: property.serial) }
     }
 
+    /// Sets or clears a property's bit in `crowdedBits`. Under the lock.
     private func setCrowded(_ isCrowded: Bool, serial: UInt64) {
         if isCrowded {
             crowdedBits.bitwiseOr(Self.serialBit(serial), ordering: .relaxed)
