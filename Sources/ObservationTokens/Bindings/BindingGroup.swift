@@ -140,27 +140,6 @@ final class BindingSentinel: Subscription, @unchecked Sendable {  // see Subscri
     }
 }
 
-/// A weak reference that closures can carry across threads, held in each closure's own context
-/// (a struct: no object of its own to allocate).
-///
-/// Not generic (a generic type would cost a metadata lookup at each creation in the library's
-/// unspecialized code): `load(as:)` casts back to the type it was made with.
-///
-/// `@unchecked Sendable`: the reference is only loaded, never stored to after `init`; what the
-/// loader does with the object is its own business, as with the observed objects that
-/// callbacks receive.
-struct WeakReference: @unchecked Sendable {
-    private weak var object: AnyObject?
-    init(_ object: AnyObject) { self.object = object }
-
-    /// The object, if alive; `type` must be the type of the object given to `init`.
-    @inline(__always)
-    func load<Object: AnyObject>(as type: Object.Type) -> Object? {
-        guard let object else { return nil }
-        return unsafeDowncast(object, to: Object.self)
-    }
-}
-
 /// A value that a `Sendable` closure may capture although its type is not `Sendable`.
 ///
 /// Used for closures built by the inlinable entry points (specialized in the caller's module)

@@ -143,20 +143,26 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
                 membersChanged(&state.properties[index])
             }
             guard state.properties[index].members.count < before else { return false }
-            if state.properties[index].members.isEmpty {
-                _ = self.owner._withUnsafeGuaranteedRef { $0._edgeCount.subtract(1, ordering: .relaxed) }
-                var observed: UInt64 = 0
-                for property in state.properties where !property.members.isEmpty {
-                    observed |= Self.serialBit(property.serial)
-                }
-                self.owner._withUnsafeGuaranteedRef {
-                    $0.observedBits.store(observed, ordering: .sequentiallyConsistent)
-                }
-            }
+            if state.properties[index].members.isEmpty { lastMemberLeft(state) }
             // An entry left empty stays, with its (small) table, for the property's next observer.
             return reportsObservationState && !state.isObserved(propertyAt: index)
         }
         if transition { hooks.append(registry: self, serial: serial, isObserved: false) }
+    }
+
+    /// A property's last edge went: one property fewer observed, and its bit cleared from the
+    /// owner's `observedBits` (recomputed: bits are shared by serials 64 apart). Under the lock;
+    /// out of line, so that a detach that leaves members stays small.
+    @inline(never)
+    private func lastMemberLeft(_ state: RegistryState) {
+        var observed: UInt64 = 0
+        for property in state.properties where !property.members.isEmpty {
+            observed |= Self.serialBit(property.serial)
+        }
+        owner._withUnsafeGuaranteedRef {
+            $0._edgeCount.subtract(1, ordering: .relaxed)
+            $0.observedBits.store(observed, ordering: .sequentiallyConsistent)
+        }
     }
 
     // MARK: Reads by path walks

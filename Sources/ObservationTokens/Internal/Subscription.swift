@@ -136,7 +136,7 @@ class Subscription: @unchecked Sendable {  // see the rules above
     final var observerIsGone: Bool { hasObserver && loadObserver() == nil }
 
     /// The observer, if one was given and is alive. Subclasses that take an observer hold it
-    /// without keeping it alive (`ObserverReference`); the others hold nothing.
+    /// without keeping it alive (`WeakReference`); the others hold nothing.
     func loadObserver() -> AnyObject? { nil }
 
     /// The observed paths of a `.paths` target.
@@ -243,19 +243,17 @@ class Subscription: @unchecked Sendable {  // see the rules above
     }
 
     private func noticeRootDeinit() {
-        guard let object = loadObserver(), Self.observesDeinits(type(of: object)),
-            let observer = object as? ObservedObjectDeinitObserver
-        else { return }
+        guard let object = loadObserver(), Self.observesDeinits(type(of: object)) else { return }
         // Called from the root's deinit after its registry remembered the names (properties)
         // and this subscription its description (paths).
         let observed = pathDescription.split(separator: ", ").map(String.init)
         let notice = ObservedObjectDeinitNotice(
             objectID: rootID, typeName: rootTypeName, observedPaths: observed, site: site)
-        let box = WeakObserverBox(observer)
+        let listener = WeakReference(object)
         // Queued even for `.immediate` tokens: the root's deinit may run inside a property write
         // (the write released it), where no user code may run.
         queue.enqueueNotice {
-            (box.object as? ObservedObjectDeinitObserver)?.observedObjectDidDeinit(notice)
+            (listener.load() as? ObservedObjectDeinitObserver)?.observedObjectDidDeinit(notice)
         }
     }
 
@@ -548,7 +546,7 @@ class Subscription: @unchecked Sendable {  // see the rules above
 /// held weakly and compared by identity.
 enum StoredEndpoint {
     case unreachable
-    case object(WeakObserverBox, ObjectIdentifier)
+    case object(WeakReference, ObjectIdentifier)
     case value(Any)
 
     init(_ endpoint: ObservedPath.Endpoint) {
@@ -557,7 +555,7 @@ enum StoredEndpoint {
             self = .unreachable
         case .value(let value):
             if let object = PathStep.reference(in: value) {
-                self = .object(WeakObserverBox(object), ObjectIdentifier(object))
+                self = .object(WeakReference(object), ObjectIdentifier(object))
             } else {
                 self = .value(value)
             }
@@ -568,18 +566,12 @@ enum StoredEndpoint {
         switch (self, other) {
         case (.unreachable, .unreachable):
             true
-        case (.object(let box, let id), .object(_, let otherID)):
-            id == otherID && box.object != nil
+        case (.object(let reference, let id), .object(_, let otherID)):
+            id == otherID && reference.load() != nil
         case (.value(let lhs), .value(let rhs)):
             anyValuesAreIdentical(lhs, rhs)
         default:
             false
         }
     }
-}
-
-/// A weak reference that can cross threads; only ever loaded, never stored to again.
-final class WeakObserverBox: @unchecked Sendable {
-    weak var object: AnyObject?
-    init(_ object: AnyObject) { self.object = object }
 }

@@ -54,7 +54,7 @@ func _withObserver<Observer: AnyObject, Result>(
 // `@unchecked Sendable`: see `Subscription`.
 final class _ObserverSubscription<Observer: AnyObject, Model: ObservableModel>: Subscription, @unchecked Sendable {
     @exclusivity(unchecked) private var callback: (@Sendable (Observer, Model) -> Void)?
-    private let observer: ObserverReference
+    private let observer: WeakReference
 
     @usableFromInline
     init(
@@ -62,7 +62,7 @@ final class _ObserverSubscription<Observer: AnyObject, Model: ObservableModel>: 
         site: CreationSite, callback: @escaping @Sendable (Observer, Model) -> Void
     ) {
         self.callback = callback
-        self.observer = ObserverReference(observer)
+        self.observer = WeakReference(observer)
         super.init(
             rootRegistry: root.registry, hasObserver: true, target: target, options: options, queue: queue,
             wantsOldValue: false, site: site)
@@ -84,14 +84,14 @@ final class _ObserverSubscription<Observer: AnyObject, Model: ObservableModel>: 
 /// closure (change tokens, chains delivering their endpoint).
 final class ErasedSubscription: Subscription, @unchecked Sendable {  // see Subscription
     @exclusivity(unchecked) private var callback: _GeneralCallback?
-    private let observer: ObserverReference?
+    private let observer: WeakReference?
 
     init(
         root: __shared ObservableModel, observer: AnyObject?, target: Target, options: ObservationOptions,
         queue: CoalescingQueue, wantsOldValue: Bool, site: CreationSite, callback: @escaping _GeneralCallback
     ) {
         self.callback = callback
-        self.observer = observer.map(ObserverReference.init)
+        self.observer = observer.map(WeakReference.init)
         super.init(
             rootRegistry: root.registry, hasObserver: observer != nil, target: target, options: options,
             queue: queue, wantsOldValue: wantsOldValue, site: site)

@@ -39,7 +39,7 @@ final class TrackedSubscription<Model: ObservableModel, Value>: Subscription, @u
 
     /// Released with the callback (see `Subscription.releaseCallback`).
     @exclusivity(unchecked) private var body: Body?
-    private let observer: ObserverReference?
+    private let observer: WeakReference?
     /// Deliver only when the value differs from the last one delivered (`==`, `===`).
     private let skipsUnchanged: Bool
     /// Keep the last value (for `skipsUnchanged` and for old values).
@@ -59,7 +59,7 @@ final class TrackedSubscription<Model: ObservableModel, Value>: Subscription, @u
         self.skipsUnchanged = skipsUnchanged
         self.keepsLast = keepsLast || skipsUnchanged
         self.hasCallback = hasCallback
-        self.observer = observer.map(ObserverReference.init)
+        self.observer = observer.map(WeakReference.init)
         // `.endpointChanges` is done here (`skipsUnchanged`): the base class compares path
         // endpoints, and a tracked token has no paths.
         super.init(

@@ -377,3 +377,9 @@ func coreMainQueueTurn() async {
         DispatchQueue.main.async { continuation.resume() }
     }
 }
+
+/// A weak reference for leak checks: the test holds it while the object should go away.
+final class WeakObserverBox: @unchecked Sendable {
+    weak var object: AnyObject?
+    init(_ object: AnyObject) { self.object = object }
+}
