@@ -3,7 +3,7 @@ import Synchronization
 
 // Synthetic properties: a cached value computed from other properties, invalidated when they change.
 
-/// Where the frame's eager recomputations run: the demo drains it as the end of a tick.
+/// The queue the demo's token delivers through: the demo drains it as the end of a tick.
 private let frameQueue = CoalescingQueue(target: .manual)
 
 /// How many times each computed property of the demo ran.
@@ -16,14 +16,12 @@ private final class Frame: ObservableModel {
     @Observed var width = 2
     @Observed var height = 3
     @Computed(
-        queue: frameQueue,
         { (frame: Frame) in
             frameComputations.withLock { $0["area", default: 0] += 1 }
             return frame.width * frame.height
         })
     var area: Int
     @Computed(
-        queue: frameQueue,
         { (frame: Frame) in
             frameComputations.withLock { $0["label", default: 0] += 1 }
             return "area \(frame.area)"
@@ -37,11 +35,12 @@ extension DemoCase {
     static let computedProperty = DemoCase(
         "computed-property",
         group: .synthetic,
-        summary: "A @Computed property: cached, invalidated by its inputs, recomputed once per tick when observed.",
+        summary: "A @Computed property: cached, invalidated by its inputs, compared once per tick when observed.",
         shows: """
             The compute closure sits at the declaration; what it reads are its dependencies. A change \
             marks the value (and computed values that read it) invalid without computing; a read \
-            recomputes. Observed, it is recomputed at the end of the tick, and tokens hear only of real changes.
+            recomputes. Observed, it is recomputed once when its tokens are delivered, and they run only \
+            when it differs from what they saw.
             """
     ) { timeline in
         let frame = Frame()
@@ -68,7 +67,7 @@ extension DemoCase {
         frame.height = 5
         timeline.step("frame.width = 3; frame.height = 5  — the same area")
         timeline.endTick(draining: frameQueue)
-        timeline.expect("recomputed once at the end of the tick", computed("area"), equals: 3)
+        timeline.expect("recomputed once, at the delivery", computed("area"), equals: 3)
         timeline.expect("an unchanged value notifies no one", heard.withLock { $0 }, equals: [])
         frame.height = 6
         timeline.step("frame.height = 6")

@@ -65,9 +65,12 @@ enum AccessCapture {
     struct TrackedAccess {
         let registry: Registry
         let serial: UInt64
+        /// For a computed value read by a token's evaluation: the version the read returned
+        /// (`noteVersion`), which the token then remembers as seen. 0 otherwise.
+        var version: UInt64 = 0
     }
 
-    private static let key: pthread_key_t = {
+    fileprivate static let key: pthread_key_t = {
         var key = pthread_key_t()
         let status = pthread_key_create(&key, nil)
         precondition(status == 0, "ObservationTokens could not create its thread-local key")
@@ -129,6 +132,21 @@ enum AccessCapture {
         if recording.pointee.first == nil {
             recording.pointee.first = Access(object: object, serial: serial, valueType: valueType)
         }
+    }
+}
+
+extension AccessCapture {
+    /// Called by a computed property's getter, after a tracked read of its value (recorded
+    /// before the read): notes the version of the value it returned on that access. The
+    /// computation a read may run records into a recording of its own, so the access is the
+    /// last one of this serial.
+    static func noteVersion(_ version: UInt64, serial: UInt64) {
+        guard let raw = pthread_getspecific(key) else { return }
+        let recording = raw.assumingMemoryBound(to: Recording.self)
+        guard let all = recording.pointee.all,
+            let index = all.pointee.lastIndex(where: { $0.serial == serial })
+        else { return }
+        all.pointee[index].version = version
     }
 }
 

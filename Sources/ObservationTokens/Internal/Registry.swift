@@ -119,6 +119,11 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
         {
             membersChanged(&state.properties[index])
         }
+        if Self.isComputed(serial) || (serial == PathStep.wildcardSerial && hasSyntheticProperties(&state)) {
+            // A new edge has seen no version yet (see `syncSeen`).
+            _ = state.properties[index].seen.clear(slot: slot)
+            subscription.noteComputedEdge()
+        }
         if wasEmpty {
             // The owner is alive: we hold the lock and it is not dead (see `owner`).
             _ = owner._withUnsafeGuaranteedRef { $0._edgeCount.add(1, ordering: .relaxed) }
@@ -131,12 +136,18 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
 
     /// Removes an edge added by `attach`. A no-op once the owner has deinitialized.
     func detach(serial: UInt64, slot: Int, hooks: inout ObservationStateHooks) {
+        // A computed value's earlier value that only this edge held: dropped after unlocking.
+        var dropped: ((any SyntheticStateProtocol)?, UInt64)?
+        defer { if let dropped { dropped.0?.dropVersion(dropped.1) } }
         let transition = withLock { state -> Bool in
             guard !state.isDead, let index = state.properties.firstIndex(where: { $0.serial == serial }) else {
                 return false
             }
             let before = state.properties[index].members.count
             state.properties[index].members.remove(at: slot)
+            if let unheld = state.properties[index].seen.clear(slot: slot) {
+                dropped = (state.computed(serial: serial), unheld)
+            }
             if state.properties[index].members.count >= Self.settlingThreshold
                 || state.properties[index].settling.isCounted
             {
@@ -162,6 +173,151 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
         owner._withUnsafeGuaranteedRef {
             $0._edgeCount.subtract(1, ordering: .relaxed)
             $0.observedBits.store(observed, ordering: .sequentiallyConsistent)
+        }
+    }
+
+    // MARK: Computed values
+
+    /// Tags the value serial of a computed property (`ComputedState.serial`), so that a
+    /// registry knows an edge on one without asking anyone.
+    static var computedTag: UInt64 { 1 << 62 }
+
+    /// Whether `serial` is a computed property's value serial.
+    @inline(__always)
+    static func isComputed(_ serial: UInt64) -> Bool {
+        serial & computedTag != 0
+    }
+
+    /// Remembers a computed state of the owner, at its first computation.
+    func registerComputed(_ state: any SyntheticStateProtocol) {
+        withLock { registryState in
+            guard !registryState.computedStates.contains(where: { $0.serial == state.serial }) else { return }
+            registryState.computedStates.append(ComputedLink(serial: state.serial, state: state))
+        }
+    }
+
+    /// Under the lock: whether the owner's class has computed properties.
+    private func hasSyntheticProperties(_ state: inout RegistryState) -> Bool {
+        if let known = state.hasSyntheticProperties { return known }
+        // The owner is alive: we hold the lock and it is not dead (see `owner`).
+        let has = owner._withUnsafeGuaranteedRef { !PropertyTable($0).synthetic.isEmpty }
+        state.hasSyntheticProperties = has
+        return has
+    }
+
+    /// Brings the computed value `serial` of the owner (alive: the caller holds it) up to
+    /// date, computing it if invalid (no lock held), and records its version as what the member
+    /// at `slot` has seen. Returns whether that differs from what it saw before. For `*`, the
+    /// version is a digest of every computed property of the owner.
+    func syncSeen(
+        owner: ObservableModel, serial: UInt64, slot: Int, oldValue: inout Any?, wantsOldValue: Bool
+    ) -> Bool {
+        let state: (any SyntheticStateProtocol)?
+        let version: UInt64
+        if serial == PathStep.wildcardSerial {
+            state = nil
+            version = Self.digestOfComputedProperties(of: owner)
+        } else {
+            state = withLock { $0.computed(serial: serial) } ?? Self.findComputed(serial: serial, on: owner)
+            guard let state else { return false }
+            version = state.currentVersion(of: owner)
+        }
+        let swapped = withLock { registryState -> (old: UInt64, unheld: Bool)? in
+            guard !registryState.isDead,
+                let index = registryState.properties.firstIndex(where: { $0.serial == serial })
+            else { return nil }
+            return registryState.properties[index].seen.set(slot: slot, to: version, counted: state != nil)
+        }
+        guard let swapped else { return false }
+        let changed = swapped.old != version || version == 0
+        if let state {
+            if changed, wantsOldValue, swapped.old != 0 { oldValue = state.value(ofVersion: swapped.old) }
+            if swapped.unheld { state.dropVersion(swapped.old) }
+        }
+        return changed
+    }
+
+    /// Records `version` as what the member at `slot` of the computed value `serial` saw (a
+    /// tracked evaluation's read), without reading anything.
+    func recordSeen(serial: UInt64, slot: Int, version: UInt64) {
+        let dropped = withLock { state -> ((any SyntheticStateProtocol)?, UInt64)? in
+            guard !state.isDead, let index = state.properties.firstIndex(where: { $0.serial == serial }) else {
+                return nil
+            }
+            let swapped = state.properties[index].seen.set(slot: slot, to: version, counted: true)
+            return swapped.unheld ? (state.computed(serial: serial), swapped.old) : nil
+        }
+        if let dropped { dropped.0?.dropVersion(dropped.1) }
+    }
+
+    /// A computed state of `owner` not registered yet (it never computed on it), from the
+    /// class's table.
+    private static func findComputed(serial: UInt64, on owner: ObservableModel) -> (any SyntheticStateProtocol)? {
+        SyntheticFields.fields(of: owner).first { $0.state.serial == serial }?.state
+    }
+
+    /// A digest of the versions of every computed property of `owner` that has dependencies
+    /// (brought up to date first): what a `*` token compares. Equal digests mean equal
+    /// versions, but for a 64-bit hash collision.
+    static func digestOfComputedProperties(of owner: ObservableModel) -> UInt64 {
+        var digest: UInt64 = 0x9E37_79B9_7F4A_7C15
+        for field in SyntheticFields.fields(of: owner) where field.state.hasDependencies {
+            var mixed = field.state.serial &* 0xBF58_476D_1CE4_E5B9 ^ field.state.currentVersion(of: owner)
+            mixed = (mixed ^ (mixed >> 31)) &* 0x94D0_49BB_1331_11EB
+            digest = (digest ^ mixed) &* 0x9E37_79B9_7F4A_7C15
+        }
+        return digest | 1  // never 0, which means "nothing seen"
+    }
+
+    /// Whether some member of the computed value `serial` saw `version` last.
+    func isSeen(serial: UInt64, version: UInt64) -> Bool {
+        withLock { state in
+            state.properties.first { $0.serial == serial }?.seen.isHeld(version) ?? false
+        }
+    }
+
+    /// A computed value of the owner may have changed (it was invalidated, or a `@Hybrid` was
+    /// set): its tokens, and those on `*`, become pending without computing anything; their
+    /// deliveries compare. `.immediate` ones compare now, on this thread (unless `inDeinit`:
+    /// then they are queued, as no user code may run inside a deinit). A computed property
+    /// depending on `*` is invalidated.
+    func computedDidChange(owner: ObservableModel, serial: UInt64, inDeinit: Bool) {
+        var members: [(subscription: Subscription, isLeaf: Bool)] = []
+        withLock { state in
+            for property in state.properties
+            where property.serial == serial || property.serial == PathStep.wildcardSerial {
+                property.members.forEachUnretained { member, isLeaf in
+                    members.append((member.takeUnretainedValue(), isLeaf))  // retained, under the lock
+                }
+            }
+        }
+        guard !members.isEmpty else { return }
+        var pending: [Subscription] = []
+        for (subscription, isLeaf) in members {
+            if !subscription.comparesComputedValues {
+                // Another computed property's dependencies (declared on `*`): invalidates it.
+                subscription.propertyDidChange(changedObject: owner) { () }
+                continue
+            }
+            if subscription.isImmediate, !inDeinit {
+                subscription.deliverComputedChangeNow()
+                continue
+            }
+            if !isLeaf { subscription.markNeedsWalk() }
+            if subscription.markCheck() { pending.append(subscription) }
+        }
+        if !pending.isEmpty { CoalescingQueue.enqueue(pending, changedObject: owner) }
+    }
+
+    /// The members of exactly `serial` (not `*`), retained: the dependencies of computed
+    /// properties that read a computed value, told of its invalidation.
+    func members(of serial: UInt64) -> [Subscription] {
+        withLock { state in
+            var members: [Subscription] = []
+            for property in state.properties where property.serial == serial {
+                property.members.forEachUnretained { member, _ in members.append(member.takeUnretainedValue()) }
+            }
+            return members
         }
     }
 
@@ -228,7 +384,10 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
     )? {
         guard let reader = box.key.modelReader else { return nil }
         return withLock { state in
-            guard !state.isDead, state.isReadByPaths, let serial = state.resolvedKeys.serial(for: box.key.keyPath)
+            // A computed value is read outside the lock, by the general route: reading it may
+            // compute it, which runs user code.
+            guard !state.isDead, state.isReadByPaths, let serial = state.resolvedKeys.serial(for: box.key.keyPath),
+                !Self.isComputed(serial)
             else {
                 return nil
             }
@@ -570,6 +729,20 @@ struct RegistryState {
         var members = WeakSet<Subscription>()
         /// Whether a further set in the tick may skip the members (`SettledMembers`).
         var settling = SettledMembers()
+        /// A computed value's entry (and `*`'s): the version each member saw last.
+        var seen = SeenVersions()
+    }
+
+    /// The owner's computed states that have computed, by serial: what `syncSeen` brings up to
+    /// date. Unowned: the owner's storage keeps them alive, and they are used only while it is.
+    var computedStates: [ComputedLink] = []
+    /// Whether the owner's class has computed properties (`*` then covers them); known from the
+    /// first `*` edge.
+    var hasSyntheticProperties: Bool?
+
+    /// The computed state whose value serial is `serial`, retained, if it has computed.
+    func computed(serial: UInt64) -> (any SyntheticStateProtocol)? {
+        computedStates.first { $0.serial == serial }?.state
     }
 
     var properties: [PropertyObservers] = []
@@ -595,6 +768,61 @@ struct RegistryState {
         let serial = properties[index].serial
         if serial == PathStep.wildcardSerial { return false }
         return properties.contains { $0.serial == PathStep.wildcardSerial && !$0.members.isEmpty }
+    }
+}
+
+/// A computed state known to a registry (see `RegistryState.computedStates`).
+struct ComputedLink {
+    let serial: UInt64
+    unowned(unsafe) let state: any SyntheticStateProtocol
+}
+
+/// The versions of a computed value (or, for `*`, a digest of its object's computed values)
+/// that each member of a property entry saw last, by slot, and how many members hold each
+/// version (so an earlier value goes from the computed state's history when its last holder
+/// moves on). 0: no version seen yet.
+struct SeenVersions {
+    private var bySlot: [UInt64] = []
+    private var holders: [(version: UInt64, count: Int)] = []
+
+    /// Sets what the member at `slot` saw; returns what it saw before, and whether that version
+    /// lost its last holder.
+    mutating func set(slot: Int, to version: UInt64, counted: Bool) -> (old: UInt64, unheld: Bool) {
+        if slot >= bySlot.count { bySlot.append(contentsOf: repeatElement(0, count: slot + 1 - bySlot.count)) }
+        let old = bySlot[slot]
+        guard old != version else { return (old, false) }
+        bySlot[slot] = version
+        guard counted else { return (old, false) }
+        if version != 0 {
+            if let index = holders.firstIndex(where: { $0.version == version }) {
+                holders[index].count += 1
+            } else {
+                holders.append((version, 1))
+            }
+        }
+        return (old, release(old))
+    }
+
+    /// Forgets what the member at `slot` saw (it detached, or is new); returns a version that
+    /// lost its last holder.
+    mutating func clear(slot: Int) -> UInt64? {
+        guard slot < bySlot.count else { return nil }
+        let old = bySlot[slot]
+        bySlot[slot] = 0
+        return release(old) ? old : nil
+    }
+
+    private mutating func release(_ version: UInt64) -> Bool {
+        guard version != 0, let index = holders.firstIndex(where: { $0.version == version }) else { return false }
+        holders[index].count -= 1
+        guard holders[index].count == 0 else { return false }
+        holders.remove(at: index)
+        return true
+    }
+
+    /// Whether some member saw `version` last.
+    func isHeld(_ version: UInt64) -> Bool {
+        holders.contains { $0.version == version }
     }
 }
 

@@ -52,6 +52,13 @@ class Subscription: @unchecked Sendable {  // see the rules above
         static let ended: UInt32 = 1 << 2
         /// Path tokens: an object on a path deinitialized; walk the paths again before delivering.
         static let needsWalk: UInt32 = 1 << 3
+        /// Pending because something it watches changed (a set, a retarget, `schedule()`), not
+        /// only because a computed value it watches may have: the delivery runs whatever those
+        /// values turn out to be. Set together with `pending`; cleared with it.
+        static let definite: UInt32 = 1 << 4
+        /// Has (or had) an edge on a computed value or on `*`: deliveries bring those values up to
+        /// date and remember the versions seen (`syncComputedEdges`). Never cleared.
+        static let computedEdges: UInt32 = 1 << 5
         /// Deliveries running count in the bits from here up.
         static let delivering: UInt32 = 1 << 8
     }
@@ -82,6 +89,9 @@ class Subscription: @unchecked Sendable {  // see the rules above
     final let isPlain: Bool
     /// Whether this is a `.property` target (started with `start(root:key:)`).
     final let isProperty: Bool
+    /// Whether deliveries compare the computed values it watches with what it saw last (every
+    /// token; not a computed property's own dependencies, which only invalidate).
+    final let comparesComputedValues: Bool
     @exclusivity(unchecked) private var propertySlot: Int32 = -1
     final let flags = Atomic<UInt32>(0)
 
@@ -95,8 +105,10 @@ class Subscription: @unchecked Sendable {  // see the rules above
         options: ObservationOptions,
         queue: CoalescingQueue,
         wantsOldValue: Bool,
-        site: CreationSite
+        site: CreationSite,
+        comparesComputedValues: Bool = true
     ) {
+        self.comparesComputedValues = comparesComputedValues
         self.queue = queue
         self.rootRegistry = rootRegistry
         self.site = site
@@ -162,6 +174,8 @@ class Subscription: @unchecked Sendable {  // see the rules above
         propertySerial = attached.serial
         propertySlot = Int32(attached.slot)
         hooks.run()
+        // A computed value: what it is now is what this token saw at its registration.
+        if Registry.isComputed(attached.serial) { _ = syncComputedEdges(root: root) }
         return true
     }
 
@@ -191,6 +205,7 @@ class Subscription: @unchecked Sendable {  // see the rules above
             return hooks
         }
         hooks.run()
+        if hasComputedEdges { _ = syncComputedEdges(root: root) }
         return true
     }
 
@@ -228,7 +243,7 @@ class Subscription: @unchecked Sendable {  // see the rules above
     }
 
     /// Called by a registry whose object deinitialized while this subscription had edges there.
-    final func objectDidDeinit(_ id: ObjectIdentifier) {
+    func objectDidDeinit(_ id: ObjectIdentifier) {
         if id == rootID {
             let wasActive = isActive
             end()
@@ -271,22 +286,49 @@ class Subscription: @unchecked Sendable {  // see the rules above
     /// Whether a delivery is still pending. A read-modify-write rather than a load: it orders
     /// the setter's store of the new value before the drain's exchange that clears the flag, so
     /// either that delivery sees the new value or this returns false and the setter re-queues.
+    /// Pending for a change, that is (a computed value's invalidation alone leaves it to be
+    /// upgraded: see `Flag.definite`).
     @inline(__always)
     final func isStillPending() -> Bool {
-        flags.bitwiseOr(0, ordering: .acquiringAndReleasing).oldValue & Flag.pending != 0
+        flags.bitwiseOr(0, ordering: .acquiringAndReleasing).oldValue & Flag.definite != 0
     }
 
     /// Whether the subscription is pending, read without a write (`isStillPending` orders it
     /// with deliveries; a settled stamp's epoch check does that instead).
     final var isPending: Bool {
-        flags.load(ordering: .acquiring) & Flag.pending != 0
+        flags.load(ordering: .acquiring) & Flag.definite != 0
     }
 
     /// Marks the subscription pending. Returns true when it was not pending before, which makes
     /// the caller responsible for enqueueing it. Like `isStillPending`, a read-modify-write.
     @inline(__always)
     final func markPending() -> Bool {
+        flags.bitwiseOr(Flag.pending | Flag.definite, ordering: .acquiringAndReleasing).oldValue & Flag.pending == 0
+    }
+
+    /// Marks the subscription pending because a computed value it watches may have changed:
+    /// its delivery compares (`syncComputedEdges`) and runs the callback only for a real
+    /// change, unless something else makes it pending for good meanwhile. Returns true when it
+    /// was not pending before (the caller enqueues it).
+    final func markCheck() -> Bool {
         flags.bitwiseOr(Flag.pending, ordering: .acquiringAndReleasing).oldValue & Flag.pending == 0
+    }
+
+    /// Also tells deliveries to walk the paths again first (a computed middle step may have a new
+    /// value: read at the delivery, not inside the setter that invalidated it).
+    final func markNeedsWalk() {
+        flags.bitwiseOr(Flag.needsWalk, ordering: .acquiringAndReleasing)
+    }
+
+    /// Whether it has (or had) an edge on a computed value or on `*`.
+    final var hasComputedEdges: Bool {
+        flags.load(ordering: .relaxed) & Flag.computedEdges != 0
+    }
+
+    /// Called by a registry attaching an edge on a computed value or on `*`.
+    final func noteComputedEdge() {
+        guard comparesComputedValues, flags.load(ordering: .relaxed) & Flag.computedEdges == 0 else { return }
+        flags.bitwiseOr(Flag.computedEdges, ordering: .acquiringAndReleasing)
     }
 
     /// Whether `object` is this subscription's root.
@@ -341,17 +383,18 @@ class Subscription: @unchecked Sendable {  // see the rules above
     }
 
     /// Counts a delivery in, unless the subscription ended (or, when `clearing` includes
-    /// `Flag.pending`, is no longer pending); clears the bits in `clearing`.
+    /// `Flag.pending`, is no longer pending); clears the bits in `clearing`. Returns the flags
+    /// before, or nil.
     @inline(__always)
-    private func beginDelivery(clearing: UInt32) -> Bool {
+    private func beginDelivery(clearing: UInt32) -> UInt32? {
         var current = flags.load(ordering: .relaxed)
         while true {
-            if current & Flag.ended != 0 { return false }
-            if clearing & Flag.pending != 0, current & Flag.pending == 0 { return false }
+            if current & Flag.ended != 0 { return nil }
+            if clearing & Flag.pending != 0, current & Flag.pending == 0 { return nil }
             let (exchanged, original) = flags.compareExchange(
                 expected: current, desired: (current & ~clearing) &+ Flag.delivering,
                 ordering: .acquiringAndReleasing)
-            if exchanged { return true }
+            if exchanged { return current }
             current = original
         }
     }
@@ -375,7 +418,16 @@ class Subscription: @unchecked Sendable {  // see the rules above
         if wantsOldValue { return deliverChange(drainID: drainID) }
         // The common case, in its own path: no old value to carry (an `Any?` costs a copy and
         // a destroy per delivery).
-        guard beginDelivery(clearing: Flag.pending) else { return .skipped }
+        guard let before = beginDelivery(clearing: Flag.pending | Flag.definite) else { return .skipped }
+        if before & Flag.computedEdges != 0 {
+            // Computed values are brought up to date now, outside every lock; a token made
+            // pending only by their invalidation runs only if one changed for it.
+            let changed = rootRegistry.unretainedOwner._withUnsafeGuaranteedRef { syncComputedEdges(root: $0) }
+            if !changed, before & Flag.definite == 0 {
+                finishDelivery()
+                return .skipped
+            }
+        }
         firedInDrain = drainID
         defer { finishDelivery() }
         return finishDelivering { observer, root in invoke(observer: observer, root: root) }
@@ -387,12 +439,26 @@ class Subscription: @unchecked Sendable {  // see the rules above
         var oldValue: Any?
         // Clearing the old value and the pending flag together, under the lock that guards
         // the old value, so a setter either joins this delivery or records a fresh one.
-        let began = extras.withLock { state -> Bool in
-            guard beginDelivery(clearing: Flag.pending | Flag.hasOldValue) else { return false }
+        let began = extras.withLock { state -> UInt32? in
+            guard let before = beginDelivery(clearing: Flag.pending | Flag.definite | Flag.hasOldValue) else {
+                return nil
+            }
             oldValue = state.oldValue.take()
-            return true
+            return before
         }
-        guard began else { return .skipped }
+        guard let before = began else { return .skipped }
+        if before & Flag.computedEdges != 0 {
+            var seenBefore: Any?
+            let changed = rootRegistry.unretainedOwner._withUnsafeGuaranteedRef {
+                syncComputedEdges(root: $0, oldValue: &seenBefore)
+            }
+            if !changed, before & Flag.definite == 0 {
+                finishDelivery()
+                return .skipped
+            }
+            // A computed value's old value is the one this token saw.
+            if oldValue == nil { oldValue = seenBefore }
+        }
         firedInDrain = drainID
         defer { finishDelivery() }
         return finishDelivering { observer, root in invoke(observer: observer, root: root, oldValue: oldValue) }
@@ -434,15 +500,80 @@ class Subscription: @unchecked Sendable {  // see the rules above
     final func deliverNow(oldValue: Any?, isChange: Bool) -> Bool {
         guard let root = rootRegistry.weakOwner else { return false }
         let observer = loadObserver()
-        guard beginDelivery(clearing: 0) else { return false }
+        guard let before = beginDelivery(clearing: 0) else { return false }
         defer { finishDelivery() }
         guard !hasObserver || observer != nil else {
             end()
             return false
         }
+        // What this delivery shows of computed values is what the token has seen now.
+        if before & Flag.computedEdges != 0 { _ = syncComputedEdges(root: root) }
         if isChange, wantsEndpoints { return deliverEndpointChange(observer: observer, root: root, oldValue: oldValue) }
         invoke(observer: observer, root: root, oldValue: oldValue)
         return true
+    }
+
+    /// An `.immediate` token on a computed value whose input just changed, inside that input's
+    /// setter (after its store and its locks): brings the value up to date and runs the
+    /// callback if it differs from what this token saw.
+    final func deliverComputedChangeNow() {
+        guard let root = rootRegistry.weakOwner else { return }
+        let observer = loadObserver()
+        guard beginDelivery(clearing: 0) != nil else { return }
+        defer { finishDelivery() }
+        guard !hasObserver || observer != nil else {
+            end()
+            return
+        }
+        var seenBefore: Any?
+        guard syncComputedEdges(root: root, oldValue: &seenBefore) else { return }
+        if wantsEndpoints {
+            _ = deliverEndpointChange(observer: observer, root: root, oldValue: seenBefore)
+        } else {
+            invoke(observer: observer, root: root, oldValue: seenBefore)
+        }
+    }
+
+    // MARK: Computed values
+
+    /// Brings the computed values this subscription watches up to date (computing those that
+    /// are invalid, with no lock held) and records, for each of its edges on one, the version it
+    /// sees now. Returns whether any differs from the version that edge saw before (an edge
+    /// that never saw one counts as changed).
+    @inline(never) @discardableResult
+    final func syncComputedEdges(root: ObservableModel) -> Bool {
+        var unused: Any?
+        return syncComputedEdges(root: root, oldValue: &unused, wantsOldValue: false)
+    }
+
+    /// `syncComputedEdges(root:)`, also giving the value the first changed edge saw before.
+    @inline(never)
+    final func syncComputedEdges(root: ObservableModel, oldValue: inout Any?) -> Bool {
+        syncComputedEdges(root: root, oldValue: &oldValue, wantsOldValue: true)
+    }
+
+    private func syncComputedEdges(root: ObservableModel, oldValue: inout Any?, wantsOldValue: Bool) -> Bool {
+        if isProperty {
+            guard propertySlot >= 0, Registry.isComputed(propertySerial) else { return false }
+            return rootRegistry.syncSeen(
+                owner: root, serial: propertySerial, slot: Int(propertySlot), oldValue: &oldValue,
+                wantsOldValue: wantsOldValue)
+        }
+        guard let extras else { return false }
+        let edges = extras.withLock { state in
+            state.edges.filter { Registry.isComputed($0.serial) || $0.serial == PathStep.wildcardSerial }
+        }
+        var changed = false
+        for edge in edges {
+            let owner = edge.registry === rootRegistry ? root : edge.registry.weakOwner
+            guard let owner else { continue }
+            let edgeChanged = edge.registry.syncSeen(
+                owner: owner, serial: edge.serial, slot: edge.slot, oldValue: &oldValue,
+                wantsOldValue: wantsOldValue && !changed)
+            changed = changed || edgeChanged
+        }
+        withExtendedLifetime(edges) {}
+        return changed
     }
 
     /// The `.endpointChanges` part of `deliverNow`, out of line: an `.immediate` cascade runs

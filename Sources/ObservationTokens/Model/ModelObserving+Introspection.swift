@@ -37,7 +37,7 @@ extension ObservableModel {
     public final func propertyDidChange(named name: String) {
         let table = PropertyTable(self)
         if let synthetic = table.syntheticEntry(named: name) {
-            synthetic.state(in: self).invalidate()
+            synthetic.state(in: self).invalidate(owner: self, inDeinit: false)
             return
         }
         guard hasEdges, let entry = table.entry(named: name) else {

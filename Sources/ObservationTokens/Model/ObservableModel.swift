@@ -207,6 +207,24 @@ open class ObservableModel {
         for subscription in immediate { subscription.propertyDidChange(changedObject: self, oldValue: oldValue) }
     }
 
+
+    /// A computed property of this object may have a new value (`ComputedState.invalidate` and
+    /// `set`): the computed properties that read it are invalidated (their dependencies
+    /// observe `invalidationSerial`), and its tokens (and `*` tokens) become pending to compare
+    /// at their delivery. Out of line; runs no user code but `.immediate` tokens on the value
+    /// (not `inDeinit`).
+    final func _computedDidChange(invalidationSerial: UInt64, serial: UInt64, inDeinit: Bool) {
+        guard let registry = existingRegistry else { return }
+        let observed = observedBits.load(ordering: .sequentiallyConsistent)
+        if observed & (Registry.serialBit(serial) | Registry.serialBit(PathStep.wildcardSerial)) != 0 {
+            registry.computedDidChange(owner: self, serial: serial, inDeinit: inDeinit)
+        }
+        if observed & Registry.serialBit(invalidationSerial) != 0 {
+            for dependant in registry.members(of: invalidationSerial) {
+                dependant.propertyDidChange(changedObject: self) { () }
+            }
+        }
+    }
 }
 
 /// Lets another thread finish its store or read (see `ObservableModel._beginExclusiveStore`).

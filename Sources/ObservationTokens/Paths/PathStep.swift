@@ -114,6 +114,28 @@ enum PathStep: Sendable {
         _ key: TypedKey, on object: ObservableModel, version: inout Int, _ read: (ObservableModel) -> T?
     ) -> (serial: UInt64, value: T)? {
         let registry = object.registry
+        // A computed property is read outside the lock (reading it may compute it, which runs
+        // user code), and never counts as unwritten: its value changes without a store on its
+        // object. A key path not resolved here yet is resolved first, outside the lock too, as
+        // any first resolution of a key path on an object is (see the Threading guarantee).
+        var known = registry.cachedSerial(for: key.keyPath)
+        if known == nil, PropertyTable(object).entry(forKeyPath: key.keyPath) == nil {
+            let (value, recording) = AccessCapture.capture { read(object) }
+            guard let value, let serial = singleAccess(recording, on: object, valueType: key.valueType) else {
+                return nil
+            }
+            registry.remember(key.keyPath, serial: serial)
+            PropertyTable(object).learn(key.keyPath, serial: serial, on: object)
+            if Registry.isComputed(serial) {
+                version = -1
+                return (serial, value)
+            }
+            known = serial
+        }
+        if let serial = known, Registry.isComputed(serial) {
+            version = -1
+            return read(object).map { (serial, $0) }
+        }
         var isNew = false
         let result =
             registry.readForPathVersioned { knownSerial -> (serial: UInt64, value: T)? in

@@ -16,18 +16,24 @@
 /// ```
 ///
 /// A computed property is observed like an `@Observed` one (`observe(\.fullName)`, tracking
-/// closures over it). Observing one evaluates it at registration. While it is observed, a
-/// dependency change recomputes it eagerly at the end of the tick (on `queue`, not inside the
-/// setter) and notifies its tokens only if the value changed (`===` for class references,
-/// `==` for `Equatable` values, always otherwise).
+/// closures over it, paths and bindings). A change of a dependency makes its tokens pending
+/// without computing anything; when a token is delivered, the value is brought up to date
+/// (computed once, however many tokens read it) and the token runs only if the value differs
+/// from the one *that token* last saw (`===` for class references, `==` for `Equatable` values;
+/// other values count as changed whenever a dependency changed). A token on the computed value
+/// and a token on one of its inputs run in the same drain, and each reads final values.
+/// `.immediate` tokens on it run inside the setter of the input, after the value is recomputed
+/// there, only when it changed for them.
 ///
 /// > Note: The value is cached under a lock of its own; the compute closure runs with no lock
 /// > held. A valid value of a plain type of at most 32 bytes (`Int`, `Double`, `Bool`, small
-/// > enums and optionals of them, points, sizes, rectangles) is read without the lock. Two threads reading an invalid value at once may both compute it; both results are
-/// > from current inputs, and only a result computed with no invalidation since it started is
-/// > marked valid. A cycle between computed properties is a programming error: a debug build
-/// > traps naming the property; a release build returns the last cached value (or traps when
-/// > there is none).
+/// > enums and optionals of them, points, sizes, rectangles) is read without the lock. Two
+/// > threads reading an invalid value at once may both compute it; both results are from
+/// > current inputs, and only a result computed with no invalidation since it started is marked
+/// > valid. An object the computation read that deinitializes invalidates the value. A cycle
+/// > between computed properties is a programming error: a debug build traps naming the
+/// > property; a release build logs once and returns the last cached value (or the type's empty
+/// > value — `nil`, `0`, `""`, `[]` — when there is none).
 ///
 /// - Complexity: A read of a valid value is a few loads for plain values, one lock round trip
 ///   otherwise; an invalidation is O(1) per invalidated property.
@@ -42,10 +48,9 @@ public struct Computed<Model: ObservableModel, Value> {
     /// Declares a computed property.
     ///
     /// - Parameters:
-    ///   - queue: Where eager recomputations of an observed value run (the end of its tick).
     ///   - compute: Computes the value from the model; its reads are its dependencies.
-    public init(queue: CoalescingQueue = .main, _ compute: @escaping @Sendable (Model) -> Value) {
-        stateObject = ComputedState(queue: queue, compute: compute)
+    public init(_ compute: @escaping @Sendable (Model) -> Value) {
+        stateObject = ComputedState(compute: compute)
     }
 
     /// Declares a computed property whose dependencies are the paths you list, as
@@ -73,15 +78,14 @@ public struct Computed<Model: ObservableModel, Value> {
     /// > initializer, whose dependencies can't drift from the code.
     ///
     /// - Parameters:
-    ///   - queue: Where eager recomputations of an observed value run (the end of its tick).
     ///   - paths: String key paths rooted at the model (`"owner.firstName"`, `"items.count"`,
     ///     `"owner.*"`); `*` only as a path's last component.
     ///   - compute: Computes the value from the model.
     public init(
-        queue: CoalescingQueue = .main, dependsOn paths: [String], _ compute: @escaping @Sendable (Model) -> Value
+        dependsOn paths: [String], _ compute: @escaping @Sendable (Model) -> Value
     ) {
         stateObject = ComputedState(
-            queue: queue, declared: DeclaredDependencies(paths: paths, keyPaths: []), compute: compute)
+            declared: DeclaredDependencies(paths: paths, keyPaths: []), compute: compute)
     }
 
     /// Declares a computed property whose dependencies are what the typed key paths you list
@@ -95,16 +99,15 @@ public struct Computed<Model: ObservableModel, Value> {
     /// ```
     ///
     /// - Parameters:
-    ///   - queue: Where eager recomputations of an observed value run (the end of its tick).
     ///   - keyPaths: Typed key paths rooted at the model. Each is applied at every computation;
     ///     every `@Observed` or computed property it reads is a dependency.
     ///   - compute: Computes the value from the model.
     public init(
-        queue: CoalescingQueue = .main, dependsOn keyPaths: [PartialKeyPath<Model> & Sendable],
+        dependsOn keyPaths: [PartialKeyPath<Model> & Sendable],
         _ compute: @escaping @Sendable (Model) -> Value
     ) {
         stateObject = ComputedState(
-            queue: queue, declared: DeclaredDependencies(paths: [], keyPaths: keyPaths), compute: compute)
+            declared: DeclaredDependencies(paths: [], keyPaths: keyPaths), compute: compute)
     }
 
     /// Not available: `@Computed` works only inside ``ObservableModel`` subclasses.
@@ -126,6 +129,6 @@ public struct Computed<Model: ObservableModel, Value> {
         wrapped wrappedKeyPath: KeyPath<Model, Value>,
         storage storageKeyPath: ReferenceWritableKeyPath<Model, Self>
     ) -> Value {
-        _readSynthetic(Unmanaged.passUnretained(object[keyPath: storageKeyPath].stateObject), object)
+        _readSynthetic(Unmanaged.passUnretained(object[keyPath: storageKeyPath].stateObject), object, wrappedKeyPath)
     }
 }

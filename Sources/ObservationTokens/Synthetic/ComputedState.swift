@@ -1,11 +1,18 @@
 import Synchronization
 
-/// The state of one `@Computed` storage: the cached value, whether it is valid, and the
-/// subscription that watches what the last computation read.
+/// The state of one `@Computed` storage: the cached value, whether it is valid, the version
+/// tokens compare with, and the subscription that watches what the last computation read.
 ///
 /// Validity is tracked apart from the value (a cached `nil` can be valid). `generation` counts
 /// invalidations: a computation marks its result valid only if no invalidation happened since
 /// it started, so an invalidation racing a read never leaves a stale value marked valid.
+///
+/// Versions: every distinct value the property has held gets a number. A token remembers, per
+/// computed value it watches, the version it last saw (its registry keeps that, by edge); a
+/// delivery brings the value up to date and compares versions. A new value equal to the current
+/// one keeps its version, and one equal to an earlier value that a token still holds gets that
+/// earlier version back (`history`), so "changed" always means "differs from what this token
+/// saw", even after a change and a change back.
 ///
 /// `@usableFromInline`, with the valid-value read inlinable: a getter reads a valid cached
 /// value with the lock taken in the caller's module, specialized for `Value`.
@@ -23,19 +30,32 @@ final class ComputedState<Model: ObservableModel, Value>: Locked<ComputedState.C
         /// one runs, an invalidation tells dependants even though no valid value is cached:
         /// the running computation's result may already be on its way into one of theirs.
         var computing = 0
-        /// The value tokens last heard of, for "notify only if changed".
-        var published: Value?
+        /// The version of `value` (0: none yet).
+        var version: UInt64 = 0
+        var nextVersion: UInt64 = 1
+        /// Earlier values that tokens may still hold, with their versions; an entry goes when
+        /// its last holder moves on (`Registry.swapSeen`).
+        var history: [(version: UInt64, value: Value)] = []
+        /// Counts stores: a store that compared outside the lock commits only if none came in
+        /// between.
+        var stores: UInt64 = 0
         /// The subscription on the dependencies, created by the first computation.
         var dependencies: SyntheticDependencies?
-        /// The object this storage belongs to, known from its first computation.
-        weak var owner: Model?
+        /// The owner's registry, known from the first computation (the registry never retains
+        /// its owner; `weakOwner` gives it back while it lives).
+        var registry: Registry?
+        /// The key path the property's getter names itself with (`\Person.fullName`), remembered
+        /// from the first read: `invalidate(\.fullName)` and `isValid(_:)` find the property by
+        /// it without reading it.
+        var wrappedKeyPath: AnyKeyPath?
+        /// A release build reports a cycle once.
+        var reportedCycle = false
     }
 
-    /// The serial tokens observe (like an `@Observed` storage's).
+    /// The serial tokens observe (like an `@Observed` storage's), tagged `Registry.computedTag`.
     let serial: UInt64
     /// The serial dependent computed properties observe: changed on every invalidation.
     let invalidationSerial: UInt64
-    let queue: CoalescingQueue
     let compute: @Sendable (Model) -> Value
     /// False for `@Lazy`: what the computation reads is not a dependency.
     let tracksDependencies: Bool
@@ -51,14 +71,14 @@ final class ComputedState<Model: ObservableModel, Value>: Locked<ComputedState.C
     var hasDependencies: Bool { tracksDependencies || declared != nil }
 
     init(
-        queue: CoalescingQueue, tracksDependencies: Bool = true, declared: DeclaredDependencies<Model>? = nil,
+        tracksDependencies: Bool = true, declared: DeclaredDependencies<Model>? = nil,
         compute: @escaping @Sendable (Model) -> Value
     ) {
         self.tracksDependencies = tracksDependencies && declared == nil
         self.declared = declared
-        serial = _observedSerials.wrappingAdd(2, ordering: .relaxed).oldValue
-        invalidationSerial = serial + 1
-        self.queue = queue
+        let base = _observedSerials.wrappingAdd(2, ordering: .relaxed).oldValue
+        serial = base | Registry.computedTag
+        invalidationSerial = base + 1
         self.compute = compute
         super.init(state: Cache())
     }
@@ -71,17 +91,31 @@ final class ComputedState<Model: ObservableModel, Value>: Locked<ComputedState.C
 
     var isValid: Bool { withLock { $0.isValid } }
 
-    func value(of owner: ObservableModel) -> Any { read(unsafeDowncast(owner, to: Model.self)) }
+    var wrappedKeyPath: AnyKeyPath? { withLock { $0.wrappedKeyPath } }
 
-    /// Whether `owner` has a token on this property, or on `*` (every property, this one too).
-    private func isObserved(_ owner: Model) -> Bool {
-        guard owner.hasEdges, let registry = owner.existingRegistry else { return false }
-        let serial = serial
-        return registry.withLock { state in
-            state.properties.contains {
-                ($0.serial == serial || $0.serial == PathStep.wildcardSerial) && !$0.members.isEmpty
-            }
+    /// Whether a computation ever cached a value (a never-read property has nothing to drop).
+    var hasValue: Bool { withLock { $0.value != nil } }
+
+    func value(of owner: ObservableModel) -> Any { read(unsafeDowncast(owner, to: Model.self), keyPath: nil) }
+
+    func currentVersion(of owner: ObservableModel) -> UInt64 {
+        readVersioned(unsafeDowncast(owner, to: Model.self), keyPath: nil).version
+    }
+
+    func value(ofVersion version: UInt64) -> Any? {
+        withLock { cache -> Value? in
+            if cache.version == version { return cache.value }
+            return cache.history.first { $0.version == version }?.value
         }
+    }
+
+    func dropVersion(_ version: UInt64) {
+        let dropped = withLock { cache -> Value? in
+            guard version != cache.version, let index = cache.history.firstIndex(where: { $0.version == version })
+            else { return nil }
+            return cache.history.remove(at: index).value
+        }
+        withExtendedLifetime(dropped) {}  // user values released outside the lock
     }
 
     // MARK: Reading
@@ -99,45 +133,53 @@ final class ComputedState<Model: ObservableModel, Value>: Locked<ComputedState.C
         if PublishedWords.covers(Value.self) { published.publish(value) }
     }
 
-    /// The getter: the cached value if valid; otherwise a computation.
+    /// The getter's slow path: the cached value if valid; otherwise a computation. `keyPath`
+    /// is the property's own key path, remembered on first use.
     @usableFromInline
-    func read(_ owner: Model) -> Value {
+    func read(_ owner: Model, keyPath: AnyKeyPath?) -> Value {
+        readVersioned(owner, keyPath: keyPath).value
+    }
+
+    /// `read`, with the version of the value returned (0 when that value was overtaken by a
+    /// newer one before it could be cached).
+    func readVersioned(_ owner: Model, keyPath: AnyKeyPath?) -> (value: Value, version: UInt64) {
+        var tokenRead = false
         if _accessCaptureCount.load(ordering: .relaxed) != 0 {
             // A computed property reading this one depends on its invalidations; anyone else
             // (tokens, tracking closures) on its value.
-            let recorded = SyntheticFrame.isComputing ? invalidationSerial : serial
-            _recordObservedAccess(owner, serial: recorded, valueType: Value.self)
-            if SyntheticFrame.isProbing, let stale = withLock({ $0.value }) { return stale }
+            tokenRead = !SyntheticFrame.isComputing
+            _recordObservedAccess(owner, serial: tokenRead ? serial : invalidationSerial, valueType: Value.self)
+            if SyntheticFrame.isProbing {
+                if let stale = withLock({ $0.value }) { return (stale, 0) }
+                // Never computed: nothing depends on it, so there is nothing to invalidate;
+                // a value that is cheap to make up avoids computing just to find the property.
+                if let placeholder = EmptyValue.make(Value.self) { return (placeholder, 0) }
+            }
         }
-        let (cached, generation) = withLock { cache -> (Value?, UInt64) in
-            if cache.isValid, let value = cache.value { return (value, cache.generation) }
+        let (cached, version, generation) = withLock { cache -> (Value?, UInt64, UInt64) in
+            if cache.wrappedKeyPath == nil, let keyPath { cache.wrappedKeyPath = keyPath }
+            if cache.isValid, let value = cache.value { return (value, cache.version, cache.generation) }
             cache.computing += 1
-            return (nil, cache.generation)
+            return (nil, 0, cache.generation)
         }
-        if let cached { return cached }
-        return recompute(owner, generation: generation)
+        let result: (value: Value, version: UInt64) = cached.map { ($0, version) } ?? recompute(owner, generation: generation)
+        // A tracking read (a token's evaluation) notes the version it saw, for its edge here.
+        if tokenRead { AccessCapture.noteVersion(result.version, serial: serial) }
+        return result
     }
 
-    private func recompute(_ owner: Model, generation: UInt64) -> Value {
-        withLock { cache in if cache.owner == nil { cache.owner = owner } }
-        if SyntheticFrame.contains(self) {
-            let name = SyntheticFields.name(of: self, in: owner)
-            #if DEBUG
-                assertionFailure(
-                    "@Computed \(name) reads itself through its own computation (a cycle between computed properties): break the cycle"
-                )
-            #endif
-            let stale = withLock { cache in
-                cache.computing -= 1
-                return cache.value
-            }
-            if let stale { return stale }
-            preconditionFailure("@Computed \(name) is part of a cycle and has no value yet: break the cycle")
+    private func recompute(_ owner: Model, generation: UInt64) -> (value: Value, version: UInt64) {
+        let isFirst = withLock { cache -> Bool in
+            guard cache.registry == nil else { return false }
+            cache.registry = owner.registry
+            return true
         }
-        // Created for `@Lazy` too: it schedules the recomputation of an observed value.
+        if isFirst { owner.registry.registerComputed(self) }
+        if SyntheticFrame.contains(self) { return cycleValue(owner) }
+        // Created for `@Lazy` too: an object it was loaded from may deinitialize.
         let dependencies = withLock { cache -> SyntheticDependencies in
             if let existing = cache.dependencies { return existing }
-            let created = SyntheticDependencies(owner: owner, queue: queue, state: self)
+            let created = SyntheticDependencies(owner: owner, state: self)
             cache.dependencies = created
             return created
         }
@@ -166,67 +208,139 @@ final class ComputedState<Model: ObservableModel, Value>: Locked<ComputedState.C
             dependencies.rewire(to: Array(scratch.pointee.accesses.prefix(declaredCount)))
         }
         scratch.pointee.accesses.removeAll()
-        return store(value, owner: owner, generation: generation)
+        return store(value, generation: generation)
+    }
+
+    /// A read of this property from inside its own computation (a cycle between computed
+    /// properties, a programming error): a debug build traps naming the property; a release
+    /// build logs once and returns the last cached value, or else the type's empty value
+    /// (`nil`, `0`, `false`, `""`, `[]`, …). A type with neither has no value to give: that one
+    /// case traps in a release build too.
+    private func cycleValue(_ owner: Model) -> (value: Value, version: UInt64) {
+        let name = SyntheticFields.name(of: self, in: owner)
+        let message =
+            "@Computed \(name) reads itself through its own computation (a cycle between computed properties): break the cycle"
+        _reportMisuse(message)  // a debug build stops here
+        let (stale, version, firstReport) = withLock { cache -> (Value?, UInt64, Bool) in
+            cache.computing -= 1
+            defer { cache.reportedCycle = true }
+            return (cache.value, cache.version, !cache.reportedCycle)
+        }
+        if firstReport { _logMisuse(message + "; returning \(stale == nil ? "an empty value" : "the last value")") }
+        if let stale { return (stale, version) }
+        if let empty = EmptyValue.make(Value.self) { return (empty, 0) }
+        preconditionFailure("@Computed \(name) is part of a cycle and has no value yet: break the cycle")
     }
 
     /// Caches a computed value; valid unless invalidated since `generation`. A computation
     /// that was invalidated while it ran never replaces a valid value: a later computation
     /// (started after the invalidation) cached it, and it is newer.
-    private func store(_ value: Value, owner: Model, generation: UInt64) -> Value {
-        let observed = isObserved(owner)
-        let released = withLock { cache -> (Value?, Value?) in
-            cache.computing -= 1
-            if cache.generation != generation && cache.isValid { return (nil, nil) }
-            let old = cache.value
-            cache.value = value
-            if cache.generation == generation {
-                cache.isValid = true
-                publish(value)
+    ///
+    /// The value is compared with the current one and the earlier ones tokens still hold
+    /// outside the lock (`==` is user code), and committed only if no other store came in
+    /// between (else compared again).
+    private func store(_ value: Value, generation: UInt64) -> (value: Value, version: UInt64) {
+        while true {
+            let snapshot = withLock { cache -> (current: Value?, version: UInt64, history: [(UInt64, Value)], stores: UInt64)? in
+                if cache.generation != generation && cache.isValid {
+                    cache.computing -= 1
+                    return nil
+                }
+                return (cache.value, cache.version, cache.history, cache.stores)
             }
-            if !observed {
-                let oldPublished = cache.published
-                cache.published = value
-                return (old, oldPublished)
+            // Overtaken: the newer valid value stays; this one goes back to its reader alone.
+            guard let snapshot else { return (value, 0) }
+            var reused: UInt64?
+            if let current = snapshot.current, snapshot.version != 0, _valuesAreIdentical(current, value) {
+                reused = snapshot.version
+            } else if let earlier = snapshot.history.first(where: { _valuesAreIdentical($0.1, value) }) {
+                reused = earlier.0
             }
-            return (old, nil)
+            let committed = withLock { cache -> (done: Bool, version: UInt64, released: Value?) in
+                guard cache.stores == snapshot.stores else { return (false, 0, nil) }
+                cache.stores &+= 1
+                cache.computing -= 1
+                var released = cache.value
+                if let reused, reused == cache.version {
+                    // Equal to the current value: same version (the new instance is kept).
+                } else {
+                    if let old = cache.value, cache.version != 0 {
+                        cache.history.append((cache.version, old))
+                        released = nil
+                    }
+                    if let reused, let index = cache.history.firstIndex(where: { $0.version == reused }) {
+                        released = cache.history.remove(at: index).value
+                        cache.version = reused
+                    } else {
+                        cache.version = cache.nextVersion
+                        cache.nextVersion &+= 1
+                    }
+                }
+                cache.value = value
+                if cache.generation == generation {
+                    cache.isValid = true
+                    publish(value)
+                }
+                return (true, cache.version, released)
+            }
+            withExtendedLifetime(committed.released) {}  // user values released outside the lock
+            if committed.done {
+                pruneHistory()
+                return (value, committed.version)
+            }
         }
-        withExtendedLifetime(released) {}  // user values released outside the lock
-        return value
+    }
+
+    /// Drops the earlier values no token holds any more (normally each goes as its last holder
+    /// moves on; this catches those whose holders ended instead).
+    private func pruneHistory() {
+        let (registry, held) = withLock { cache -> (Registry?, [UInt64]) in
+            (cache.registry, cache.history.map(\.version))
+        }
+        guard !held.isEmpty, let registry else { return }
+        let unheld = held.filter { !registry.isSeen(serial: serial, version: $0) }
+        for version in unheld { dropVersion(version) }
     }
 
     // MARK: Invalidating
 
-    /// Marks the value invalid (O(1)); tells dependent computed properties; schedules an
-    /// eager recomputation when tokens observe this one.
-    func invalidate() {
-        let (tellsDependants, owner) = withLock { cache -> (Bool, Model?) in
+    /// Marks the value invalid (O(1)); tells the computed properties that read it, and the
+    /// tokens on it, which compare what they saw with the value when they are delivered.
+    /// Computes nothing and runs no user code, except `.immediate` tokens on this property
+    /// (unless `inDeinit`: then they are queued, as nothing may run inside a deinit).
+    func invalidate(owner: ObservableModel, inDeinit: Bool) {
+        let tellsDependants = withLock { cache -> Bool in
             cache.generation &+= 1
             published.withdraw()
             defer { cache.isValid = false }
-            return (cache.isValid || cache.computing > 0, cache.owner)
+            return cache.isValid || cache.computing > 0
         }
-        guard let owner else { return }
-        if tellsDependants { owner._propertyDidChange(serial: invalidationSerial) { () } }
-        if isObserved(owner) { withLock { $0.dependencies }?.schedule() }
+        guard tellsDependants else { return }
+        owner._computedDidChange(invalidationSerial: invalidationSerial, serial: serial, inDeinit: inDeinit)
+    }
+
+    /// `invalidate(owner:inDeinit:)` for the wrapper's `invalidate()`, which has no owner at
+    /// hand: found through the registry, if a computation ever ran (else there is nothing to
+    /// drop).
+    func invalidate() {
+        guard let owner = withLock({ $0.registry })?.weakOwner else { return }
+        invalidate(owner: owner, inDeinit: false)
     }
 
     /// A `@Hybrid` set: stores the value, valid until the next invalidation; dependants are
-    /// invalidated and tokens hear of it if it changed.
+    /// invalidated, and tokens compare it with what they saw when they are delivered.
     func set(_ value: Value, owner: Model) {
-        let previous = withLock { cache -> (old: Value?, published: Value?) in
-            if cache.owner == nil { cache.owner = owner }
+        let isFirst = withLock { cache -> Bool in
             cache.generation &+= 1
-            cache.isValid = true
-            publish(value)
-            let old = cache.value
-            cache.value = value
-            let published = cache.published
-            cache.published = value
-            return (old, published)
+            cache.computing += 1  // `store` counts it out
+            guard cache.registry == nil else { return false }
+            cache.registry = owner.registry
+            return true
         }
-        owner._propertyDidChange(serial: invalidationSerial) { () }
-        if let published = previous.published, _valuesAreIdentical(published, value) { return }
-        owner._propertyDidChange(serial: serial) { previous.published as Any }
+        if isFirst { owner.registry.registerComputed(self) }
+        let generation = withLock { $0.generation }
+        _ = store(value, generation: generation)
+        owner._computedDidChange(invalidationSerial: invalidationSerial, serial: serial, inDeinit: false)
     }
 
     /// Marks the cached value valid, if there is one.
@@ -238,15 +352,32 @@ final class ComputedState<Model: ObservableModel, Value>: Locked<ComputedState.C
             }
         }
     }
+}
 
-    /// The end-of-tick recomputation of an observed value: notifies only if it changed.
-    func recomputeEagerly(_ owner: Model) {
-        let value = read(owner)
-        let previous = withLock { cache -> Value? in
-            defer { cache.published = value }
-            return cache.published
+/// What a release build can return for a value it has no way to compute: `nil` for optionals,
+/// the empty collection or string, zero, `false`; plain-bits types zero-filled.
+enum EmptyValue {
+    static func make<Value>(_: Value.Type) -> Value? {
+        if let optional = Value.self as? any ExpressibleByNilLiteral.Type {
+            return optional.init(nilLiteral: ()) as? Value
         }
-        if let previous, _valuesAreIdentical(previous, value) { return }
-        owner._propertyDidChange(serial: serial) { previous as Any }
+        if let collection = Value.self as? any RangeReplaceableCollection.Type { return collection.init() as? Value }
+        if let set = Value.self as? any SetAlgebra.Type { return set.init() as? Value }
+        if let dictionary = Value.self as? any ExpressibleByDictionaryLiteral.Type {
+            return emptyDictionary(dictionary) as? Value
+        }
+        if let number = Value.self as? any AdditiveArithmetic.Type { return number.zero as? Value }
+        if _isPOD(Value.self) {
+            // Zero bits: a valid value of every plain type made of numbers, booleans and
+            // enums without payloads (their first case).
+            return withUnsafeTemporaryAllocation(of: Value.self, capacity: 1) { buffer in
+                let raw = UnsafeMutableRawBufferPointer(buffer)
+                raw.initializeMemory(as: UInt8.self, repeating: 0)
+                return buffer.baseAddress!.move()
+            }
+        }
+        return nil
     }
+
+    private static func emptyDictionary<D: ExpressibleByDictionaryLiteral>(_: D.Type) -> D { [:] }
 }

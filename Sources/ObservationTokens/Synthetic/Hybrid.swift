@@ -27,10 +27,9 @@ public struct Hybrid<Model: ObservableModel, Value> {
     /// Declares a hybrid property.
     ///
     /// - Parameters:
-    ///   - queue: Where eager recomputations of an observed value run.
     ///   - compute: Computes the value when it is invalid; its reads are its dependencies.
-    public init(queue: CoalescingQueue = .main, _ compute: @escaping @Sendable (Model) -> Value) {
-        stateObject = ComputedState(queue: queue, compute: compute)
+    public init(_ compute: @escaping @Sendable (Model) -> Value) {
+        stateObject = ComputedState(compute: compute)
     }
 
     /// Not available: `@Hybrid` works only inside ``ObservableModel`` subclasses.
@@ -48,7 +47,7 @@ public struct Hybrid<Model: ObservableModel, Value> {
         wrapped wrappedKeyPath: ReferenceWritableKeyPath<Model, Value>,
         storage storageKeyPath: ReferenceWritableKeyPath<Model, Self>
     ) -> Value {
-        get { _readSynthetic(Unmanaged.passUnretained(object[keyPath: storageKeyPath].stateObject), object) }
+        get { _readSynthetic(Unmanaged.passUnretained(object[keyPath: storageKeyPath].stateObject), object, wrappedKeyPath) }
         set { _setSynthetic(object[keyPath: storageKeyPath].stateObject, newValue, object) }
     }
 }

@@ -26,10 +26,9 @@ public struct Lazy<Model: ObservableModel, Value> {
     /// Declares a lazily loaded property.
     ///
     /// - Parameters:
-    ///   - queue: Where recomputations of an observed value run after an invalidation.
     ///   - load: Computes the value on the first read after an invalidation.
-    public init(queue: CoalescingQueue = .main, _ load: @escaping @Sendable (Model) -> Value) {
-        stateObject = ComputedState(queue: queue, tracksDependencies: false, compute: load)
+    public init(_ load: @escaping @Sendable (Model) -> Value) {
+        stateObject = ComputedState(tracksDependencies: false, compute: load)
     }
 
     /// Not available: `@Lazy` works only inside ``ObservableModel`` subclasses.
@@ -45,7 +44,7 @@ public struct Lazy<Model: ObservableModel, Value> {
         wrapped wrappedKeyPath: KeyPath<Model, Value>,
         storage storageKeyPath: ReferenceWritableKeyPath<Model, Self>
     ) -> Value {
-        _readSynthetic(Unmanaged.passUnretained(object[keyPath: storageKeyPath].stateObject), object)
+        _readSynthetic(Unmanaged.passUnretained(object[keyPath: storageKeyPath].stateObject), object, wrappedKeyPath)
     }
 }
 

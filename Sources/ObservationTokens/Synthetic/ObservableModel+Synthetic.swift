@@ -1,16 +1,17 @@
 extension ModelObserving where Self: ObservableModel {
     /// Marks a synthetic (`@Computed`) property invalid, and the computed properties that read it.
     ///
-    /// The next read recomputes it; if tokens observe it, it is recomputed at the end of the
-    /// tick and they hear of it only if the value changed. Invalidating a property that is not
-    /// synthetic (an `@Observed` or plain one) does nothing: there is no cache to drop.
+    /// Computes nothing: the next read recomputes it, and its tokens compare what they saw with
+    /// the new value when they are delivered. Invalidating a property that is not synthetic (an
+    /// `@Observed` or plain one), or one never read, does nothing: there is no cache to drop.
     ///
     /// ```swift
     /// person.invalidate(\.fullName)
     /// ```
     ///
-    /// - Parameter keyPath: The property, read once to find which storage it names (a
-    ///   computed property with a cached value returns it without computing).
+    /// - Parameter keyPath: The property. It is found by the key path its getter names itself
+    ///   with, remembered at its first read; it is read (in a mode that returns any cached
+    ///   value without computing) only when that key path differs, as a subclass's does.
     /// - Complexity: O(*f*) in the object's stored properties, plus O(1) per invalidated property.
     public func invalidate<Value>(_ keyPath: KeyPath<Self, Value>) {
         invalidate([keyPath])
@@ -24,17 +25,48 @@ extension ModelObserving where Self: ObservableModel {
         let fields = SyntheticFields.fields(of: self)
         guard !fields.isEmpty else { return }
         for keyPath in keyPaths {
-            let recording = SyntheticFrame.probe { AccessCapture.capture { _ = self[keyPath: keyPath] }.recording }
-            guard let access = recording.first, access.object == ObjectIdentifier(self) else { continue }
-            fields.first { $0.state.serial == access.serial }?.state.invalidate()
+            _syntheticState(for: keyPath, among: fields)?.invalidate(owner: self, inDeinit: false)
         }
+    }
+
+    /// Whether the synthetic property at `keyPath` has a valid cached value (a read returns it
+    /// without computing). False for a property never read, and for a key path that names no
+    /// synthetic property.
+    ///
+    /// ```swift
+    /// person.invalidate(\.fullName)
+    /// person.isValid(\.fullName)   // false
+    /// _ = person.fullName
+    /// person.isValid(\.fullName)   // true
+    /// ```
+    ///
+    /// - Complexity: O(*f*) in the object's stored properties.
+    public func isValid<Value>(_ keyPath: KeyPath<Self, Value>) -> Bool {
+        let fields = SyntheticFields.fields(of: self)
+        return _syntheticState(for: keyPath, among: fields)?.isValid ?? false
+    }
+
+    /// Which synthetic state `keyPath` names: by the key path each getter remembered at its first
+    /// read, without reading anything; failing that (a subclass's key path for a property
+    /// declared above it), by a probing read that returns cached values without computing. A
+    /// state never read has nothing cached, so there is nothing to find.
+    private func _syntheticState(
+        for keyPath: AnyKeyPath, among fields: [SyntheticFields.Field]
+    ) -> (any SyntheticStateProtocol)? {
+        if let named = fields.first(where: { $0.state.wrappedKeyPath == keyPath }) { return named.state }
+        guard fields.contains(where: { $0.state.hasValue }), let partial = keyPath as? PartialKeyPath<Self> else {
+            return nil
+        }
+        let recording = SyntheticFrame.probe { AccessCapture.capture { _ = self[keyPath: partial] }.recording }
+        guard let access = recording.first, access.object == ObjectIdentifier(self) else { return nil }
+        return fields.first { $0.state.serial == access.serial }?.state
     }
 
     /// Marks every synthetic property of the object invalid.
     ///
     /// - Complexity: O(*f*) in the object's stored properties.
     public func invalidateSyntheticProperties() {
-        for field in SyntheticFields.fields(of: self) { field.state.invalidate() }
+        for field in SyntheticFields.fields(of: self) { field.state.invalidate(owner: self, inDeinit: false) }
     }
 
     /// Marks every synthetic property that has a cached value valid again, without computing.

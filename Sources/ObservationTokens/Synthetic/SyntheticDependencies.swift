@@ -1,31 +1,43 @@
 /// The subscription of one computed property on what its last computation read.
 ///
 /// Immediate: a setter of a dependency calls it right away (after unlocking), and it only
-/// marks the value invalid, which costs O(1) and runs no user code. When tokens observe the
-/// computed property, it also schedules itself on its queue, and that delivery recomputes
-/// the value at the end of the tick.
+/// marks the value invalid, which costs O(1) and runs no user code (the tokens on the computed
+/// property become pending, and compare values when they are delivered). An object the
+/// computation read that deinitializes invalidates the value too. It never queues anything:
+/// nothing is computed until someone reads the value.
 final class SyntheticDependencies: Subscription, AccessAttaching, @unchecked Sendable {  // see Subscription
     /// What it reads and invalidates; weak, as the state owns this subscription.
     private weak var state: (any SyntheticStateProtocol)?
-    private let recompute: (ObservableModel) -> Void
     private let edges = Locked<[(registry: Registry, serial: UInt64, slot: Int)]>(state: [])
 
-    init<Model, Value>(owner: Model, queue: CoalescingQueue, state: ComputedState<Model, Value>) {
+    init<Model, Value>(owner: Model, state: ComputedState<Model, Value>) {
         self.state = state
-        recompute = { [weak state] owner in state?.recomputeEagerly(unsafeDowncast(owner, to: Model.self)) }
         super.init(
             rootRegistry: owner.registry, hasObserver: false, target: .paths([]), options: .immediate,
-            queue: queue, wantsOldValue: false, site: CreationSite(fileID: #fileID, line: #line))
+            queue: .main, wantsOldValue: false, site: CreationSite(fileID: #fileID, line: #line),
+            comparesComputedValues: false)
     }
 
     /// A dependency changed (immediate mode, inside its setter after unlocking).
     override func invoke(observer: AnyObject?, root: ObservableModel, oldValue: Any?) {
-        state?.invalidate()
+        state?.invalidate(owner: root, inDeinit: false)
     }
 
-    /// The scheduled end-of-tick recomputation.
     override func invoke(observer: AnyObject?, root: ObservableModel) {
-        recompute(root)
+        state?.invalidate(owner: root, inDeinit: false)
+    }
+
+    /// An object the computation read deinitialized (inside its deinit, maybe inside the
+    /// property write that released it: nothing is read or run here but bookkeeping): the value
+    /// may be stale, so it is invalid now. The computed property's own object going away ends
+    /// this subscription.
+    override func objectDidDeinit(_ id: ObjectIdentifier) {
+        guard id != rootID else {
+            end()
+            return
+        }
+        guard let state, let owner = rootRegistry.weakOwner else { return }
+        state.invalidate(owner: owner, inDeinit: true)
     }
 
     /// Attaches the edge of a storage the computation is about to read, if it has none yet:

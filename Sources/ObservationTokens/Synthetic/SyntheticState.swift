@@ -7,11 +7,24 @@ protocol SyntheticStateProtocol: AnyObject {
     /// False for `@Lazy`, which has no dependencies (what its load reads is not one); true
     /// for tracked and declared ones.
     var hasDependencies: Bool { get }
-    func invalidate()
+    /// Whether a computation ever cached a value.
+    var hasValue: Bool { get }
+    /// The key path the property's getter names itself with, once it has been read.
+    var wrappedKeyPath: AnyKeyPath? { get }
+    /// Marks the value invalid and tells its dependants and tokens (see `ComputedState`).
+    func invalidate(owner: ObservableModel, inDeinit: Bool)
     func forceValid()
     /// The property's value on `owner` (the object whose storage holds this state), as its
     /// getter returns it: cached if valid, computed otherwise.
     func value(of owner: ObservableModel) -> Any
+    /// The version of the property's value on `owner`, brought up to date first (computed if
+    /// invalid): what a token compares with the version it last saw.
+    func currentVersion(of owner: ObservableModel) -> UInt64
+    /// The value that had `version`, if the property still keeps it (the current value, or an
+    /// earlier one a token holds).
+    func value(ofVersion version: UInt64) -> Any?
+    /// Forgets an earlier value that no token holds any more.
+    func dropVersion(_ version: UInt64)
 }
 
 /// The getter of a synthetic property. Inlinable getters call it, so that loading the state
@@ -24,13 +37,15 @@ protocol SyntheticStateProtocol: AnyObject {
 /// caller keeps alive for the whole read, and is never replaced after the object's
 /// initialization. Not retaining it keeps a valid read free of reference counting.
 @inlinable @inline(__always)
-func _readSynthetic<Model: ObservableModel, Value>(_ state: Unmanaged<AnyObject>, _ object: Model) -> Value {
+func _readSynthetic<Model: ObservableModel, Value>(
+    _ state: Unmanaged<AnyObject>, _ object: Model, _ keyPath: KeyPath<Model, Value>
+) -> Value {
     state._withUnsafeGuaranteedRef { state in
         let state = unsafeDowncast(state, to: ComputedState<Model, Value>.self)
         if state.captureCount.pointee.load(ordering: .relaxed) == 0, let cached = state.cachedIfValid() {
             return cached
         }
-        return state.read(object)
+        return state.read(object, keyPath: keyPath)
     }
 }
 

@@ -162,6 +162,8 @@ final class TrackedSubscription<Model: ObservableModel, Value>: Subscription, @u
             let value = read(observer, root)
             AccessCapture.endTracking(restoring: previous)
             let attachedNew = rewire(to: scratch.pointee.accesses, known: &scratch.pointee.known)
+            // What the read saw of computed values is what this token has seen of them now.
+            if hasComputedEdges { recordSeenVersions(scratch.pointee.accesses) }
             // The registries are released here, outside every lock.
             scratch.pointee.accesses.removeAll(keepingCapacity: true)
             if !attachedNew { return value }
@@ -173,6 +175,22 @@ final class TrackedSubscription<Model: ObservableModel, Value>: Subscription, @u
             }
             round += 1
         }
+    }
+
+    /// Records, for each edge on a computed value, the version this evaluation read (noted on
+    /// its access by the getter).
+    private func recordSeenVersions(_ accesses: [AccessCapture.TrackedAccess]) {
+        guard let extras else { return }
+        let seen = extras.withLock { state -> [(registry: Registry, serial: UInt64, slot: Int, version: UInt64)] in
+            var seen: [(registry: Registry, serial: UInt64, slot: Int, version: UInt64)] = []
+            for access in accesses where Registry.isComputed(access.serial) {
+                guard let edge = state.edges.first(where: { $0.serial == access.serial && $0.registry === access.registry })
+                else { continue }
+                seen.append((edge.registry, edge.serial, edge.slot, access.version))
+            }
+            return seen
+        }
+        for edge in seen { edge.registry.recordSeen(serial: edge.serial, slot: edge.slot, version: edge.version) }
     }
 
     /// Makes the edges match `accesses`. Returns whether an edge was attached (a storage read

@@ -48,15 +48,15 @@ enum SyntheticDocSnippet {
         @Observed var y = 0.0
         @Observed var width = 0.0
         @Observed var height = 0.0
-        @Computed(queue: synthShapeQueue, { (shape: SynthShape) in
+        @Computed({ (shape: SynthShape) in
             SynthPoint(x: shape.x, y: shape.y)
         })
         var point: SynthPoint
-        @Computed(queue: synthShapeQueue, { (shape: SynthShape) in
+        @Computed({ (shape: SynthShape) in
             SynthSize(width: shape.width, height: shape.height)
         })
         var size: SynthSize
-        @Computed(queue: synthShapeQueue, { (shape: SynthShape) in
+        @Computed({ (shape: SynthShape) in
             SynthRect(origin: shape.point, size: shape.size)
         })
         var rect: SynthRect

@@ -13,7 +13,7 @@ final class SynthBadge: ObservableModel, @unchecked Sendable {
     @Observed var title = "Dr."
     @Observed var note = ""
     @Computed(
-        queue: synthBadgeQueue, dependsOn: ["owner.name", "title"],
+        dependsOn: ["owner.name", "title"],
         { (badge: SynthBadge) in
             badge.counts.tick("label")
             return badge.title + " " + (badge.owner?.name ?? "?") + badge.note

@@ -15,13 +15,12 @@ final class SynthCard: ObservableModel, @unchecked Sendable {
     @Observed var owner: SynthOwner? = SynthOwner()
     @Observed var title = "Card"
     @Computed(
-        queue: synthPathQueue,
         { (card: SynthCard) in
             card.counts.tick("caption")
             return card.title + " of " + (card.owner?.name ?? "nobody")
         })
     var caption: String
-    @Computed(queue: synthPathQueue, { (card: SynthCard) in card.owner }) var currentOwner: SynthOwner?
+    @Computed({ (card: SynthCard) in card.owner }) var currentOwner: SynthOwner?
     @Lazy({ (card: SynthCard) in
         card.counts.tick("thumbnail")
         return card.title.uppercased()

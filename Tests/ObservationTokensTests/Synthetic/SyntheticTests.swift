@@ -33,21 +33,18 @@ final class SynthShape: ObservableModel, @unchecked Sendable {
     @Observed var width = 0.0
     @Observed var height = 0.0
     @Computed(
-        queue: synthShapeQueue,
         { (shape: SynthShape) in
             shape.counts.tick("point")
             return SynthPoint(x: shape.x, y: shape.y)
         })
     var point: SynthPoint
     @Computed(
-        queue: synthShapeQueue,
         { (shape: SynthShape) in
             shape.counts.tick("size")
             return SynthSize(width: shape.width, height: shape.height)
         })
     var size: SynthSize
     @Computed(
-        queue: synthShapeQueue,
         { (shape: SynthShape) in
             shape.counts.tick("rect")
             return SynthRect(origin: shape.point, size: shape.size)

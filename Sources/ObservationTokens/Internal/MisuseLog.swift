@@ -1,0 +1,17 @@
+#if canImport(Darwin)
+    import Darwin
+#elseif canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+/// Writes a programming error's message to standard error, in a release build, where
+/// `_reportMisuse` does not stop the program: the library carries on as documented for that
+/// misuse, and says so once where it happens (callers keep their own "once").
+func _logMisuse(_ message: String) {
+    #if !DEBUG
+        let line = "ObservationTokens: \(message)\n"
+        _ = line.withCString { fputs($0, stderr) }
+    #endif
+}
