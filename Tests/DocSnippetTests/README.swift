@@ -27,8 +27,8 @@ nonisolated final class Address: ObservableModel {   // `nonisolated`: see below
 }
 #sourceLocation()
     do {
-    docBlock("README.md", 137)
-#sourceLocation(file: "README.md", line: 138)
+    docBlock("README.md", 138)
+#sourceLocation(file: "README.md", line: 139)
 final class TodoList: ObservableModel {
     @Observed var items: ObservedArray<String> = ["milk", "eggs"]
 }
@@ -39,8 +39,8 @@ let token = list.items.observeMutations { items, changes in
 }
 #sourceLocation()
     do {
-    docBlock("README.md", 166)
-#sourceLocation(file: "README.md", line: 167)
+    docBlock("README.md", 167)
+#sourceLocation(file: "README.md", line: 168)
 final class Person: ObservableModel {
     @Observed var firstName = ""
     @Observed var lastName = ""
