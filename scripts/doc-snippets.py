@@ -14,9 +14,9 @@ one function that runs the page's blocks top to bottom, as a reader pastes them:
 - the block's lines are copied unchanged behind a `#sourceLocation` directive: the compiler's
   errors and warnings, and failed expectations, name the page and its line;
 - `import` lines are moved to the top of the file (each page imports ObservationTokens);
-- every `let`/`var` a block declares at its top level is read once after the page's later
-  blocks (`_ = name`), so a token a block keeps in a variable lives until the page ends, and
-  the compiler does not warn that it is never used.
+- every `let`/`var` a block declares at its top level is kept alive after the page's later
+  blocks (`withExtendedLifetime(name) {}`), so a token a block keeps in a variable lives until
+  the page ends, also in optimized builds, and the compiler does not warn that it is never used.
 
 Markers are HTML comments on the lines right above a block's opening fence (invisible on
 GitHub and in DocC), one per line:
@@ -294,7 +294,7 @@ def generate_page(page, blocks):
             body.append(f"{indent}// {where}: compiled, not run ({block.compile_only})")
             body.append(f"{indent}_ = {{ () async throws in")
             body += code(block)
-            body += [f"{indent}    _ = {n}" for n in names]
+            body += [f"{indent}    withExtendedLifetime({n}) {{}}" for n in names]
             body.append(f"{indent}}}")
             continue
         if closers:
@@ -305,7 +305,7 @@ def generate_page(page, blocks):
             body.append(f"#sourceLocation(file: {quoted(block.page)}, line: {number})")
             body.append(f"docExpect({expression}, {quoted(expression)})")
             body.append("#sourceLocation()")
-        closers.append([f"{indent}_ = {n}" for n in names] + ([f"{indent}}}"] if closers else []))
+        closers.append([f"{indent}withExtendedLifetime({n}) {{}}" for n in names] + ([f"{indent}}}"] if closers else []))
     for closer in reversed(closers):
         body += closer
 

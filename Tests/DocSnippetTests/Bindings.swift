@@ -86,26 +86,26 @@ let token = ValuePipeline.combineLatest(
 #sourceLocation(file: "docs/Bindings.md", line: 142)
 docExpect(label.text == "Ada 36, friend of Bo, Captain", "label.text == \"Ada 36, friend of Bo, Captain\"")
 #sourceLocation()
-    _ = token
+    withExtendedLifetime(token) {}
     }
-    _ = token
+    withExtendedLifetime(token) {}
     }
-    _ = token
+    withExtendedLifetime(token) {}
     }
-    _ = name
-    _ = badge
-    _ = sync
-    _ = card
-    _ = log
-    _ = full
+    withExtendedLifetime(name) {}
+    withExtendedLifetime(badge) {}
+    withExtendedLifetime(sync) {}
+    withExtendedLifetime(card) {}
+    withExtendedLifetime(log) {}
+    withExtendedLifetime(full) {}
     }
-    _ = person
-    _ = a
-    _ = b
-    _ = foo
-    _ = bar
-    _ = clown
-    _ = label
-    _ = profileCard
-    _ = queue
+    withExtendedLifetime(person) {}
+    withExtendedLifetime(a) {}
+    withExtendedLifetime(b) {}
+    withExtendedLifetime(foo) {}
+    withExtendedLifetime(bar) {}
+    withExtendedLifetime(clown) {}
+    withExtendedLifetime(label) {}
+    withExtendedLifetime(profileCard) {}
+    withExtendedLifetime(queue) {}
 }

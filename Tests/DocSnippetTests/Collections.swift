@@ -55,13 +55,13 @@ let callbacks = queue.drain()  // one callback: ArrayChanges(removed: [1], inser
 #sourceLocation(file: "docs/Collections.md", line: 147)
 docExpect(callbacks == 1, "callbacks == 1")
 #sourceLocation()
-    _ = list
-    _ = token
-    _ = callbacks
+    withExtendedLifetime(list) {}
+    withExtendedLifetime(token) {}
+    withExtendedLifetime(callbacks) {}
     }
-    _ = queue
-    _ = items
-    _ = token
-    _ = callbacks
+    withExtendedLifetime(queue) {}
+    withExtendedLifetime(items) {}
+    withExtendedLifetime(token) {}
+    withExtendedLifetime(callbacks) {}
     }
 }

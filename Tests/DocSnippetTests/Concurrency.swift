@@ -103,17 +103,17 @@ let token = person.observe(\.name, queue: queue) { person in print(person.name) 
 person.name = "Ada"
 queue.drain()   // prints "Ada"
 #sourceLocation()
-    _ = queue
-    _ = token
+    withExtendedLifetime(queue) {}
+    withExtendedLifetime(token) {}
     }
-    _ = todo
-    _ = encoder
-    _ = json
+    withExtendedLifetime(todo) {}
+    withExtendedLifetime(encoder) {}
+    withExtendedLifetime(json) {}
     }
-    _ = profile
+    withExtendedLifetime(profile) {}
     }
     }
     }
-    _ = person
-    _ = viewModel
+    withExtendedLifetime(person) {}
+    withExtendedLifetime(viewModel) {}
 }

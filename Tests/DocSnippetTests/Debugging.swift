@@ -47,7 +47,7 @@ boss.address = otherAddress   // stops: the value at the path changed
 otherAddress.zip = "97211"    // stops
 oldAddress.zip = "x"          // nothing: the watchpoint followed the path to the new address
 #sourceLocation()
-        _ = watch
+        withExtendedLifetime(watch) {}
     }
     do {
     docBlock("docs/Debugging.md", 110)
@@ -70,19 +70,19 @@ print(ObservationDebugging.censusReport())
 //   1 × Person at App/Header.swift:40
 #sourceLocation()
     }
-    _ = address
-    _ = token
-    _ = breakpoint
+    withExtendedLifetime(address) {}
+    withExtendedLifetime(token) {}
+    withExtendedLifetime(breakpoint) {}
     }
-    _ = oldAddress
-    _ = otherAddress
-    _ = boss
-    _ = company
+    withExtendedLifetime(oldAddress) {}
+    withExtendedLifetime(otherAddress) {}
+    withExtendedLifetime(boss) {}
+    withExtendedLifetime(company) {}
     }
-    _ = queue
-    _ = desk
-    _ = manager
-    _ = label
-    _ = property
-    _ = path
+    withExtendedLifetime(queue) {}
+    withExtendedLifetime(desk) {}
+    withExtendedLifetime(manager) {}
+    withExtendedLifetime(label) {}
+    withExtendedLifetime(property) {}
+    withExtendedLifetime(path) {}
 }

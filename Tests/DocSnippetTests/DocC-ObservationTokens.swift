@@ -30,9 +30,9 @@ let token = address.observe(\.zipCode, queue: queue) { address in
 address.zipCode = "97210"
 queue.drain()   // prints "zip code is now 97210"
 #sourceLocation()
-    _ = queue
-    _ = token
+    withExtendedLifetime(queue) {}
+    withExtendedLifetime(token) {}
     }
-    _ = address
-    _ = token
+    withExtendedLifetime(address) {}
+    withExtendedLifetime(token) {}
 }

@@ -63,21 +63,21 @@ let token = try cache.observe(path: "currentUser.address.zipCode") { cache in pr
 #sourceLocation(file: "docs/KeyPaths.md", line: 106)
 docExpect(callbacks == 1, "callbacks == 1")
 #sourceLocation()
-    _ = currentUser
-    _ = homeAddress
-    _ = workAddress
-    _ = queue
-    _ = token
-    _ = callbacks
+    withExtendedLifetime(currentUser) {}
+    withExtendedLifetime(homeAddress) {}
+    withExtendedLifetime(workAddress) {}
+    withExtendedLifetime(queue) {}
+    withExtendedLifetime(token) {}
+    withExtendedLifetime(callbacks) {}
     }
-    _ = token
+    withExtendedLifetime(token) {}
     }
-    _ = token
+    withExtendedLifetime(token) {}
     }
-    _ = token
+    withExtendedLifetime(token) {}
     }
-    _ = zipCode
-    _ = token
+    withExtendedLifetime(zipCode) {}
+    withExtendedLifetime(token) {}
     }
-    _ = cache
+    withExtendedLifetime(cache) {}
 }

@@ -32,6 +32,6 @@ try screen.show(ada, Company())   // screen.rendered == ["Ada"]
 #sourceLocation(file: "docs/Lifecycle.md", line: 84)
 docExpect(screen.rendered == ["Ada"], "screen.rendered == [\"Ada\"]")
 #sourceLocation()
-    _ = screen
-    _ = ada
+    withExtendedLifetime(screen) {}
+    withExtendedLifetime(ada) {}
 }

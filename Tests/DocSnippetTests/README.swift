@@ -48,7 +48,7 @@ final class Person: ObservableModel {
 }
 #sourceLocation()
     }
-    _ = list
-    _ = token
+    withExtendedLifetime(list) {}
+    withExtendedLifetime(token) {}
     }
 }

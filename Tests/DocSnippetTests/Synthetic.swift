@@ -60,7 +60,7 @@ badge.owner?.firstName = "Ada"   // badge.label is "Captain Ada"
 #sourceLocation(file: "docs/Synthetic.md", line: 149)
 docExpect(badge.label == "Captain Ada", "badge.label == \"Captain Ada\"")
 #sourceLocation()
-    _ = badge
+    withExtendedLifetime(badge) {}
     }
-    _ = shape
+    withExtendedLifetime(shape) {}
 }

@@ -43,14 +43,14 @@ do {
     print(error)   // \Profile.nickname reads no @Observed property of Profile: mark the property @Observed
 }
 #sourceLocation()
-    _ = profile
+    withExtendedLifetime(profile) {}
     }
-    _ = person
-    _ = cache
-    _ = cart
-    _ = a
-    _ = b
-    _ = c
-    _ = d
-    _ = e
+    withExtendedLifetime(person) {}
+    withExtendedLifetime(cache) {}
+    withExtendedLifetime(cart) {}
+    withExtendedLifetime(a) {}
+    withExtendedLifetime(b) {}
+    withExtendedLifetime(c) {}
+    withExtendedLifetime(d) {}
+    withExtendedLifetime(e) {}
 }
