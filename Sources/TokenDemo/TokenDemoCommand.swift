@@ -63,9 +63,11 @@ enum TokenDemoCommand {
             steps are what the code does and what the library does in response; "→" lines are \
             callbacks; "— end of tick —" is where the coalescing queue delivers. Setting a property \
             never calls back directly: it marks tokens pending, and each pending token is called once \
-            at the end of the tick. These cases use a manual queue and end each tick by calling \
-            `queue.drain()`, so the output is the same on every run; apps use the default queue, which \
-            delivers on the main thread. Each case then checks what it expected: PASS or FAIL.
+            at the end of the tick. An app keeps the default queue, as above: the tick ends when the main \
+            queue next runs. The cases below use a manual queue instead, `CoalescingQueue(target: \
+            .manual)`, and end each tick by calling `queue.drain()`, so that a tick ends exactly where \
+            the case says and the output is the same on every run. Each case then checks what it \
+            expected: PASS or FAIL.
             """
         for line in wrap(introduction, width: DemoRunner.width) { print(line) }
         print("")
