@@ -3,7 +3,7 @@ let write = TodoItem(title: "write")
 let test = TodoItem(title: "test")
 let ship = TodoItem(title: "ship")
 
-// Each change, then one turn of the main queue, where the view model renders.
+// Each change is followed by one turn of the main queue, where the view model renders.
 let script: [() -> Void] = [
     { app.list.items.append(write) },
     { app.list.items.append(test) },
@@ -20,7 +20,6 @@ let script: [() -> Void] = [
 ]
 
 for change in script {
-    await Task.yield()
     change()
+    await Task.yield()
 }
-await Task.yield()
