@@ -119,11 +119,7 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
         {
             membersChanged(&state.properties[index])
         }
-        if Self.isComputed(serial) || (serial == PathStep.wildcardSerial && hasSyntheticProperties(&state)) {
-            // A new edge has seen no version yet (see `syncSeen`).
-            _ = state.properties[index].seen.clear(slot: slot)
-            subscription.noteComputedEdge()
-        }
+        if Self.keepsSeenVersions(serial) { seenEdgeAttached(subscription, serial: serial, slot: slot, &state) }
         if wasEmpty {
             // The owner is alive: we hold the lock and it is not dead (see `owner`).
             _ = owner._withUnsafeGuaranteedRef { $0._edgeCount.add(1, ordering: .relaxed) }
@@ -136,18 +132,15 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
 
     /// Removes an edge added by `attach`. A no-op once the owner has deinitialized.
     func detach(serial: UInt64, slot: Int, hooks: inout ObservationStateHooks) {
-        // A computed value's earlier value that only this edge held: dropped after unlocking.
-        var dropped: ((any SyntheticStateProtocol)?, UInt64)?
-        defer { if let dropped { dropped.0?.dropVersion(dropped.1) } }
+        if Self.keepsSeenVersions(serial) {
+            seenEdgeDetaching(serial: serial, slot: slot)
+        }
         let transition = withLock { state -> Bool in
             guard !state.isDead, let index = state.properties.firstIndex(where: { $0.serial == serial }) else {
                 return false
             }
             let before = state.properties[index].members.count
             state.properties[index].members.remove(at: slot)
-            if let unheld = state.properties[index].seen.clear(slot: slot) {
-                dropped = (state.computed(serial: serial), unheld)
-            }
             if state.properties[index].members.count >= Self.settlingThreshold
                 || state.properties[index].settling.isCounted
             {
@@ -196,6 +189,37 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
         }
     }
 
+    /// Whether members of `serial` have seen versions: a computed value's, or `*` (serial 0). One
+    /// comparison: `serial - 1` wraps 0 to the top, and computed serials are at least
+    /// `computedTag`, while other serials are small.
+    @inline(__always)
+    static func keepsSeenVersions(_ serial: UInt64) -> Bool {
+        serial &- 1 >= computedTag &- 1
+    }
+
+    /// Under the lock: a new edge on a computed value (or `*` of an owner with computed
+    /// properties) has seen no version yet (see `syncSeen`), and its subscription learns it
+    /// watches one. Out of line: most edges are on stored properties.
+    @inline(never)
+    private func seenEdgeAttached(
+        _ subscription: Subscription, serial: UInt64, slot: Int, _ state: inout RegistryState
+    ) {
+        guard serial != PathStep.wildcardSerial || hasSyntheticProperties(&state) else { return }
+        _ = state.withSeen(of: serial) { $0.clear(slot: slot) }
+        subscription.noteComputedEdge()
+    }
+
+    /// Before an edge on a computed value (or `*`) detaches: forgets what it saw, and drops the
+    /// computed value's earlier value that only it held (after unlocking).
+    @inline(never)
+    private func seenEdgeDetaching(serial: UInt64, slot: Int) {
+        let dropped = withLock { state -> ((any SyntheticStateProtocol)?, UInt64)? in
+            guard !state.isDead, let unheld = state.withSeen(of: serial, { $0.clear(slot: slot) }) else { return nil }
+            return (state.computed(serial: serial), unheld)
+        }
+        if let dropped { dropped.0?.dropVersion(dropped.1) }
+    }
+
     /// Under the lock: whether the owner's class has computed properties.
     private func hasSyntheticProperties(_ state: inout RegistryState) -> Bool {
         if let known = state.hasSyntheticProperties { return known }
@@ -223,10 +247,8 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
             version = state.currentVersion(of: owner)
         }
         let swapped = withLock { registryState -> (old: UInt64, unheld: Bool)? in
-            guard !registryState.isDead,
-                let index = registryState.properties.firstIndex(where: { $0.serial == serial })
-            else { return nil }
-            return registryState.properties[index].seen.set(slot: slot, to: version, counted: state != nil)
+            guard !registryState.isDead else { return nil }
+            return registryState.withSeen(of: serial) { $0.set(slot: slot, to: version, counted: state != nil) }
         }
         guard let swapped else { return false }
         let changed = swapped.old != version || version == 0
@@ -241,10 +263,8 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
     /// tracked evaluation's read), without reading anything.
     func recordSeen(serial: UInt64, slot: Int, version: UInt64) {
         let dropped = withLock { state -> ((any SyntheticStateProtocol)?, UInt64)? in
-            guard !state.isDead, let index = state.properties.firstIndex(where: { $0.serial == serial }) else {
-                return nil
-            }
-            let swapped = state.properties[index].seen.set(slot: slot, to: version, counted: true)
+            guard !state.isDead else { return nil }
+            let swapped = state.withSeen(of: serial) { $0.set(slot: slot, to: version, counted: true) }
             return swapped.unheld ? (state.computed(serial: serial), swapped.old) : nil
         }
         if let dropped { dropped.0?.dropVersion(dropped.1) }
@@ -272,7 +292,7 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
     /// Whether some member of the computed value `serial` saw `version` last.
     func isSeen(serial: UInt64, version: UInt64) -> Bool {
         withLock { state in
-            state.properties.first { $0.serial == serial }?.seen.isHeld(version) ?? false
+            state.seenVersions.first { $0.serial == serial }?.versions.isHeld(version) ?? false
         }
     }
 
@@ -729,20 +749,6 @@ struct RegistryState {
         var members = WeakSet<Subscription>()
         /// Whether a further set in the tick may skip the members (`SettledMembers`).
         var settling = SettledMembers()
-        /// A computed value's entry (and `*`'s): the version each member saw last.
-        var seen = SeenVersions()
-    }
-
-    /// The owner's computed states that have computed, by serial: what `syncSeen` brings up to
-    /// date. Unowned: the owner's storage keeps them alive, and they are used only while it is.
-    var computedStates: [ComputedLink] = []
-    /// Whether the owner's class has computed properties (`*` then covers them); known from the
-    /// first `*` edge.
-    var hasSyntheticProperties: Bool?
-
-    /// The computed state whose value serial is `serial`, retained, if it has computed.
-    func computed(serial: UInt64) -> (any SyntheticStateProtocol)? {
-        computedStates.first { $0.serial == serial }?.state
     }
 
     var properties: [PropertyObservers] = []
@@ -753,6 +759,29 @@ struct RegistryState {
     /// Property names read in the owner's deinit, for the descriptions of tokens rooted there.
     var namesAfterDeinit: [(serial: UInt64, name: String)] = []
     var resolvedKeys = ResolvedKeys()
+
+    /// The owner's computed states that have computed, by serial: what `syncSeen` brings up to
+    /// date. Unowned: the owner's storage keeps them alive, and they are used only while it is.
+    var computedStates: [ComputedLink] = []
+    /// Whether the owner's class has computed properties (`*` then covers them); known from the
+    /// first `*` edge.
+    var hasSyntheticProperties: Bool?
+
+    /// For each computed value (and `*`) with members: the version each member saw last. Apart
+    /// from `properties`, which a setter scans: its entries stay small.
+    var seenVersions: [(serial: UInt64, versions: SeenVersions)] = []
+
+    /// Runs `body` on the seen versions of `serial`'s members, created on first use.
+    mutating func withSeen<R>(of serial: UInt64, _ body: (inout SeenVersions) -> R) -> R {
+        if let index = seenVersions.firstIndex(where: { $0.serial == serial }) { return body(&seenVersions[index].versions) }
+        seenVersions.append((serial, SeenVersions()))
+        return body(&seenVersions[seenVersions.count - 1].versions)
+    }
+
+    /// The computed state whose value serial is `serial`, retained, if it has computed.
+    func computed(serial: UInt64) -> (any SyntheticStateProtocol)? {
+        computedStates.first { $0.serial == serial }?.state
+    }
 
     /// Index of the entry for `serial`, creating it if needed. Objects observe few properties,
     /// so a linear scan beats hashing.

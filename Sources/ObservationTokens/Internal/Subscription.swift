@@ -45,20 +45,29 @@ class Subscription: @unchecked Sendable {  // see the rules above
     }
 
     /// Bits of `flags`.
+    ///
+    /// A subscription is in its queue while `queued` is set: whoever sets it (0 → 1) enqueues
+    /// it, and the delivery clears it with `pending` and `checking`. Two bits say why it is
+    /// there — `pending`, something it watches changed; `checking`, a computed value it watches
+    /// may have — so that a setter marks it with a single-bit operation, and only the first
+    /// mark of a tick (which finds `pending` clear) takes `queued` as well.
     private enum Flag {
+        /// Pending because something it watches changed (a set, a retarget, `schedule()`): the
+        /// delivery runs whatever computed values turn out to be.
         static let pending: UInt32 = 1 << 0
         /// Change tokens: this tick's old value is recorded.
         static let hasOldValue: UInt32 = 1 << 1
         static let ended: UInt32 = 1 << 2
         /// Path tokens: an object on a path deinitialized; walk the paths again before delivering.
         static let needsWalk: UInt32 = 1 << 3
-        /// Pending because something it watches changed (a set, a retarget, `schedule()`), not
-        /// only because a computed value it watches may have: the delivery runs whatever those
-        /// values turn out to be. Set together with `pending`; cleared with it.
-        static let definite: UInt32 = 1 << 4
+        /// Pending because a computed value it watches may have changed: the delivery compares
+        /// (`syncComputedEdges`) and runs the callback only for a real change.
+        static let checking: UInt32 = 1 << 4
+        /// In its queue (see above).
+        static let queued: UInt32 = 1 << 5
         /// Has (or had) an edge on a computed value or on `*`: deliveries bring those values up to
         /// date and remember the versions seen (`syncComputedEdges`). Never cleared.
-        static let computedEdges: UInt32 = 1 << 5
+        static let computedEdges: UInt32 = 1 << 6
         /// Deliveries running count in the bits from here up.
         static let delivering: UInt32 = 1 << 8
     }
@@ -219,7 +228,7 @@ class Subscription: @unchecked Sendable {  // see the rules above
         guard before & Flag.ended == 0 else { return }
         // A pending delivery leaves the queue (soon, for many at once), with the root it kept
         // alive.
-        if before & Flag.pending != 0 { queue.subscriptionDidEnd() }
+        if before & Flag.queued != 0 { queue.subscriptionDidEnd() }
         var hooks = ObservationStateHooks()
         if isProperty, propertySlot >= 0 {
             // The edge was set before the token was handed out and never changes.
@@ -287,23 +296,33 @@ class Subscription: @unchecked Sendable {  // see the rules above
     /// the setter's store of the new value before the drain's exchange that clears the flag, so
     /// either that delivery sees the new value or this returns false and the setter re-queues.
     /// Pending for a change, that is (a computed value's invalidation alone leaves it to be
-    /// upgraded: see `Flag.definite`).
+    /// marked: see `Flag.checking`).
     @inline(__always)
     final func isStillPending() -> Bool {
-        flags.bitwiseOr(0, ordering: .acquiringAndReleasing).oldValue & Flag.definite != 0
+        flags.bitwiseOr(0, ordering: .acquiringAndReleasing).oldValue & Flag.pending != 0
     }
 
     /// Whether the subscription is pending, read without a write (`isStillPending` orders it
     /// with deliveries; a settled stamp's epoch check does that instead).
     final var isPending: Bool {
-        flags.load(ordering: .acquiring) & Flag.definite != 0
+        flags.load(ordering: .acquiring) & Flag.pending != 0
     }
 
     /// Marks the subscription pending. Returns true when it was not pending before, which makes
     /// the caller responsible for enqueueing it. Like `isStillPending`, a read-modify-write.
     @inline(__always)
     final func markPending() -> Bool {
-        flags.bitwiseOr(Flag.pending | Flag.definite, ordering: .acquiringAndReleasing).oldValue & Flag.pending == 0
+        // One bit, so the usual case (pending already) is one `lock bts`.
+        let wasPending = flags.bitwiseOr(Flag.pending, ordering: .acquiringAndReleasing).oldValue & Flag.pending != 0
+        if _fastPath(wasPending) { return false }
+        return takeQueued()
+    }
+
+    /// Sets `queued`; returns whether this call set it (and must enqueue). Out of line: once
+    /// per subscription per tick.
+    @inline(never)
+    private func takeQueued() -> Bool {
+        flags.bitwiseOr(Flag.queued, ordering: .acquiringAndReleasing).oldValue & Flag.queued == 0
     }
 
     /// Marks the subscription pending because a computed value it watches may have changed:
@@ -311,7 +330,10 @@ class Subscription: @unchecked Sendable {  // see the rules above
     /// change, unless something else makes it pending for good meanwhile. Returns true when it
     /// was not pending before (the caller enqueues it).
     final func markCheck() -> Bool {
-        flags.bitwiseOr(Flag.pending, ordering: .acquiringAndReleasing).oldValue & Flag.pending == 0
+        guard flags.bitwiseOr(Flag.checking, ordering: .acquiringAndReleasing).oldValue & Flag.checking == 0 else {
+            return false
+        }
+        return takeQueued()
     }
 
     /// Also tells deliveries to walk the paths again first (a computed middle step may have a new
@@ -382,22 +404,27 @@ class Subscription: @unchecked Sendable {  // see the rules above
         case deferred
     }
 
-    /// Counts a delivery in, unless the subscription ended (or, when `clearing` includes
-    /// `Flag.pending`, is no longer pending); clears the bits in `clearing`. Returns the flags
-    /// before, or nil.
+    /// Counts a delivery in, unless the subscription ended (or, for a queued delivery — when
+    /// `clearing` includes `Flag.queued` — is not pending any more: a mark that lost a race
+    /// with the previous delivery queued it; it leaves the queue); clears the bits in
+    /// `clearing`. Returns the flags before, or nil.
     @inline(__always)
     private func beginDelivery(clearing: UInt32) -> UInt32? {
         var current = flags.load(ordering: .relaxed)
         while true {
             if current & Flag.ended != 0 { return nil }
-            if clearing & Flag.pending != 0, current & Flag.pending == 0 { return nil }
+            var desired = (current & ~clearing) &+ Flag.delivering
+            let leaves = clearing & Flag.queued != 0 && current & (Flag.pending | Flag.checking) == 0
+            if leaves { desired = current & ~Flag.queued }
             let (exchanged, original) = flags.compareExchange(
-                expected: current, desired: (current & ~clearing) &+ Flag.delivering,
-                ordering: .acquiringAndReleasing)
-            if exchanged { return current }
+                expected: current, desired: desired, ordering: .acquiringAndReleasing)
+            if exchanged { return leaves ? nil : current }
             current = original
         }
     }
+
+    /// What a queued delivery clears.
+    private static var queuedBits: UInt32 { Flag.pending | Flag.checking | Flag.queued }
 
     /// Counts a delivery out; the last one out after `end()` releases the closure.
     @inline(__always)
@@ -418,12 +445,12 @@ class Subscription: @unchecked Sendable {  // see the rules above
         if wantsOldValue { return deliverChange(drainID: drainID) }
         // The common case, in its own path: no old value to carry (an `Any?` costs a copy and
         // a destroy per delivery).
-        guard let before = beginDelivery(clearing: Flag.pending | Flag.definite) else { return .skipped }
+        guard let before = beginDelivery(clearing: Self.queuedBits) else { return .skipped }
         if before & Flag.computedEdges != 0 {
             // Computed values are brought up to date now, outside every lock; a token made
             // pending only by their invalidation runs only if one changed for it.
             let changed = rootRegistry.unretainedOwner._withUnsafeGuaranteedRef { syncComputedEdges(root: $0) }
-            if !changed, before & Flag.definite == 0 {
+            if !changed, before & Flag.pending == 0 {
                 finishDelivery()
                 return .skipped
             }
@@ -440,7 +467,7 @@ class Subscription: @unchecked Sendable {  // see the rules above
         // Clearing the old value and the pending flag together, under the lock that guards
         // the old value, so a setter either joins this delivery or records a fresh one.
         let began = extras.withLock { state -> UInt32? in
-            guard let before = beginDelivery(clearing: Flag.pending | Flag.definite | Flag.hasOldValue) else {
+            guard let before = beginDelivery(clearing: Self.queuedBits | Flag.hasOldValue) else {
                 return nil
             }
             oldValue = state.oldValue.take()
@@ -452,7 +479,7 @@ class Subscription: @unchecked Sendable {  // see the rules above
             let changed = rootRegistry.unretainedOwner._withUnsafeGuaranteedRef {
                 syncComputedEdges(root: $0, oldValue: &seenBefore)
             }
-            if !changed, before & Flag.definite == 0 {
+            if !changed, before & Flag.pending == 0 {
                 finishDelivery()
                 return .skipped
             }
