@@ -11,7 +11,7 @@ import ObservationTokens
 enum FirstLook {
     /// The lines `run()` shows; the same as `Address`, `AddressLabel` and `example()` below.
     static let code = """
-        nonisolated final class Address: ObservableModel {   // `nonisolated`: see the README
+        final class Address: ObservableModel {
             @Observed var zipCode = ""
         }
 
@@ -46,7 +46,7 @@ enum FirstLook {
     // swift-format-ignore
     // The shown code, verbatim: the declarations (an app's file scope; here nested in
     // `FirstLook`, so that `print` is `FirstLook.print`) …
-    nonisolated final class Address: ObservableModel {   // `nonisolated`: see the README
+    final class Address: ObservableModel {
         @Observed var zipCode = ""
     }
 

@@ -6,8 +6,10 @@ import Testing
 // This module is built with `.defaultIsolation(MainActor.self)`: unmarked declarations are
 // main-actor isolated, as in a new app target.
 
-/// The documented declaration: a model is `nonisolated`, like the library's base class.
-nonisolated final class Todo: ObservableModel {
+/// The documented declaration: a plain model class, with no isolation written. Naming
+/// `ObservableModel` keeps it nonisolated (it names `ModelObserving`, a `SendableMetatype`
+/// protocol), although every other unmarked class of this module is main-actor isolated.
+final class Todo: ObservableModel {
     @Observed var title = ""
     @Observed var done = false
 }
@@ -28,7 +30,7 @@ final class TodoRow {
 }
 
 @Suite struct DefaultIsolationTests {
-    @Test func aNonisolatedModelWorksInAMainActorModule() {
+    @Test func aPlainModelWorksInAMainActorModule() {
         let queue = CoalescingQueue(target: .manual)
         let todo = Todo()
         let row = TodoRow(todo: todo, queue: queue)
@@ -61,7 +63,8 @@ final class TodoRow {
     }
 }
 
-/// A nonisolated, thread-safe box for values seen by nonisolated callbacks.
+/// A thread-safe box for values seen by nonisolated callbacks: a helper type, `nonisolated`
+/// (`Sendable` alone does not keep a class off the main actor in such a module).
 nonisolated final class Mailbox: Sendable {
     private let value = Mutex<String?>(nil)
     func put(_ newValue: String) { value.withLock { $0 = newValue } }
@@ -70,7 +73,7 @@ nonisolated final class Mailbox: Sendable {
 
 // The README's first example, verbatim: it must compile in a main-actor module too.
 
-nonisolated final class Address: ObservableModel {  // `nonisolated`: see below
+final class Address: ObservableModel {
     @Observed var zipCode = ""
 }
 
@@ -95,5 +98,60 @@ nonisolated final class Address: ObservableModel {  // `nonisolated`: see below
             DispatchQueue.main.async { continuation.resume() }
         }
         #expect(label.text == "97210")
+    }
+}
+
+// A computed property over a helper type: the compute closure runs on whatever thread reads
+// it, so a helper type it calls is `nonisolated` (the one thing a main-actor module asks).
+
+nonisolated enum Shown {
+    case all, open
+
+    func includes(_ todo: Todo) -> Bool { self == .all || !todo.done }
+}
+
+final class TodoBoard: ObservableModel {
+    @Observed var todos: [Todo] = []
+    @Observed var shown = Shown.all
+    @Computed({ (board: TodoBoard) in board.todos.filter(board.shown.includes).count }) var shownCount: Int
+
+    init(_ todos: [Todo]) {
+        self.todos = todos
+    }
+}
+
+/// A model class meant to be subclassed.
+class Entry: ObservableModel {
+    @Observed var title = ""
+}
+
+/// A subclass of a model class is `nonisolated` (it can't name `ModelObserving` again).
+nonisolated final class DatedTodo: Entry {
+    @Observed var due = 0
+}
+
+@Suite struct MainActorModuleModelTests {
+    @Test func aModelWithAComputedPropertyOverASendableHelperWorks() {
+        let queue = CoalescingQueue(target: .manual)
+        let done = Todo()
+        done.done = true
+        let board = TodoBoard([Todo(), done])
+        let counts = Mailbox()
+        let token = board.observe(\.shownCount, queue: queue) { board in counts.put("\(board.shownCount)") }
+        board.shown = .open
+        #expect(queue.drain() == 1)
+        #expect(counts.take() == "1")
+        withExtendedLifetime(token) {}
+    }
+
+    @Test func aSubclassOfAModelIsObservedLikeIt() {
+        let queue = CoalescingQueue(target: .manual)
+        let todo = DatedTodo()
+        let seen = Mailbox()
+        let token = todo.observe([\.title, \.due], queue: queue) { todo in seen.put("\(todo.title) \(todo.due)") }
+        todo.due = 3
+        #expect(queue.drain() == 1)
+        #expect(seen.take() == " 3")
+        withExtendedLifetime(token) {}
     }
 }

@@ -10,7 +10,7 @@ import Foundation
 @MainActor func docPageConcurrency() async throws {
     docBlock("docs/Concurrency.md", 14)
 #sourceLocation(file: "docs/Concurrency.md", line: 15)
-nonisolated final class Person: ObservableModel {   // `nonisolated`: see "Models in main-actor modules"
+final class Person: ObservableModel {
     @Observed var name = ""
 }
 
@@ -31,16 +31,16 @@ let viewModel = ProfileViewModel(person: person)
 person.name = "Ada"   // viewModel.title is "Ada" after the tick
 #sourceLocation()
     do {
-    docBlock("docs/Concurrency.md", 68)
-#sourceLocation(file: "docs/Concurrency.md", line: 69)
-nonisolated final class Todo: ObservableModel {
+    docBlock("docs/Concurrency.md", 69)
+#sourceLocation(file: "docs/Concurrency.md", line: 70)
+final class Todo: ObservableModel {
     @Observed var title = ""
     @Observed var done = false
 }
 #sourceLocation()
     do {
-    docBlock("docs/Concurrency.md", 78)
-#sourceLocation(file: "docs/Concurrency.md", line: 79)
+    docBlock("docs/Concurrency.md", 86)
+#sourceLocation(file: "docs/Concurrency.md", line: 87)
 @MainActor final class Counter: ObservableModel {
     @Observed var count = 0
 
@@ -49,17 +49,17 @@ nonisolated final class Todo: ObservableModel {
     }
 }
 #sourceLocation()
-    // docs/Concurrency.md:96: compiled, not run (the loop waits for changes for as long as person lives)
+    // docs/Concurrency.md:104: compiled, not run (the loop waits for changes for as long as person lives)
     _ = { () async throws in
-#sourceLocation(file: "docs/Concurrency.md", line: 97)
+#sourceLocation(file: "docs/Concurrency.md", line: 105)
 for await name in person.values(of: \.name) {
     print("name is now", name)
 }
 #sourceLocation()
     }
     do {
-    docBlock("docs/Concurrency.md", 136)
-#sourceLocation(file: "docs/Concurrency.md", line: 137)
+    docBlock("docs/Concurrency.md", 144)
+#sourceLocation(file: "docs/Concurrency.md", line: 145)
 // import Observation  (moved to the top of the file)
 
 final class Profile: TrackedModel {
@@ -75,8 +75,8 @@ withObservationTracking {
 profile.name = "Ada"   // prints "name will change"
 #sourceLocation()
     do {
-    docBlock("docs/Concurrency.md", 171)
-#sourceLocation(file: "docs/Concurrency.md", line: 172)
+    docBlock("docs/Concurrency.md", 179)
+#sourceLocation(file: "docs/Concurrency.md", line: 180)
 // import Foundation  (moved to the top of the file)
 
 final class Todo: ObservableModel, Codable {
@@ -92,12 +92,12 @@ encoder.outputFormatting = .sortedKeys
 let json = String(decoding: try encoder.encode(todo), as: UTF8.self)
 print(json)   // {"done":false,"title":"Buy milk"}    (a nil optional is left out, as for plain optionals)
 #sourceLocation()
-#sourceLocation(file: "docs/Concurrency.md", line: 170)
+#sourceLocation(file: "docs/Concurrency.md", line: 178)
 docExpect(json == #"{"done":false,"title":"Buy milk"}"#, "json == #\"{\"done\":false,\"title\":\"Buy milk\"}\"#")
 #sourceLocation()
     do {
-    docBlock("docs/Concurrency.md", 204)
-#sourceLocation(file: "docs/Concurrency.md", line: 205)
+    docBlock("docs/Concurrency.md", 212)
+#sourceLocation(file: "docs/Concurrency.md", line: 213)
 let queue = CoalescingQueue(target: .manual)
 let token = person.observe(\.name, queue: queue) { person in print(person.name) }
 person.name = "Ada"

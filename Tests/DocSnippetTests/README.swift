@@ -10,7 +10,7 @@ import ObservationTokens
 #sourceLocation(file: "README.md", line: 13)
 // import ObservationTokens  (moved to the top of the file)
 
-nonisolated final class Address: ObservableModel {   // `nonisolated`: see below
+final class Address: ObservableModel {
     @Observed var zipCode = ""
 }
 
@@ -27,8 +27,8 @@ nonisolated final class Address: ObservableModel {   // `nonisolated`: see below
 }
 #sourceLocation()
     do {
-    docBlock("README.md", 138)
-#sourceLocation(file: "README.md", line: 139)
+    docBlock("README.md", 166)
+#sourceLocation(file: "README.md", line: 167)
 final class TodoList: ObservableModel {
     @Observed var items: ObservedArray<String> = ["milk", "eggs"]
 }
@@ -39,8 +39,8 @@ let token = list.items.observeMutations { items, changes in
 }
 #sourceLocation()
     do {
-    docBlock("README.md", 168)
-#sourceLocation(file: "README.md", line: 169)
+    docBlock("README.md", 196)
+#sourceLocation(file: "README.md", line: 197)
 final class Person: ObservableModel {
     @Observed var firstName = ""
     @Observed var lastName = ""

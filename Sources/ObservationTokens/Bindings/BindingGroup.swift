@@ -40,7 +40,7 @@ final class BindingGroup: Locked<BindingGroup.State>, @unchecked Sendable {  // 
     }
 
     /// Puts a sentinel in `object`'s registry: when `object` deinitializes, the group ends.
-    func addSentinel(on object: ObservableModel) {
+    func addSentinel(on object: ObservableModelBase) {
         let sentinel = BindingSentinel(root: object, group: self)
         let registry = object.registry
         let accepted = withLock { state -> Bool in
@@ -89,7 +89,7 @@ final class BindingSubscription: Subscription, @unchecked Sendable {  // see Sub
     ///
     /// - Parameter target: `.property` without `start`, for a hub that has no edge of its own.
     convenience init(
-        root: __shared ObservableModel, target: Target, options: ObservationOptions, queue: CoalescingQueue,
+        root: __shared ObservableModelBase, target: Target, options: ObservationOptions, queue: CoalescingQueue,
         site: CreationSite, group: BindingGroup, action: @escaping @Sendable () -> Void
     ) {
         self.init(
@@ -103,7 +103,7 @@ final class BindingSubscription: Subscription, @unchecked Sendable {  // see Sub
     /// - Parameter push: Runs at each delivery; false (the destination is gone) ends the
     ///   subscription, and its group.
     init(
-        root: __shared ObservableModel, target: Target, options: ObservationOptions, queue: CoalescingQueue,
+        root: __shared ObservableModelBase, target: Target, options: ObservationOptions, queue: CoalescingQueue,
         site: CreationSite, group: BindingGroup?, push: @escaping @Sendable () -> Bool
     ) {
         self.push = push
@@ -113,7 +113,7 @@ final class BindingSubscription: Subscription, @unchecked Sendable {  // see Sub
             options: options.subtracting(.initial), queue: queue, wantsOldValue: false, site: site)
     }
 
-    override func invoke(observer: AnyObject?, root: ObservableModel) {
+    override func invoke(observer: AnyObject?, root: ObservableModelBase) {
         if let push, !push() { end() }
     }
 
@@ -128,7 +128,7 @@ final class BindingSubscription: Subscription, @unchecked Sendable {  // see Sub
 final class BindingSentinel: Subscription, @unchecked Sendable {  // see Subscription
     private weak var group: BindingGroup?
 
-    init(root: __shared ObservableModel, group: BindingGroup) {
+    init(root: __shared ObservableModelBase, group: BindingGroup) {
         self.group = group
         super.init(
             rootRegistry: root.registry, hasObserver: false, target: .property, options: [],

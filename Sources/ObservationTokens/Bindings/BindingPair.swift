@@ -8,7 +8,7 @@
 /// ```
 ///
 /// The two key paths have the same value type; pairs of different types go in one array.
-public struct BindingPair<Source: ObservableModel, Destination: AnyObject>: Sendable {
+public struct BindingPair<Source: ObservableModelBase, Destination: AnyObject>: Sendable {
     let key: TypedKey
     /// Copies the source property's current value to the destination property.
     let copy: @Sendable (Source, Destination) -> Void

@@ -1,6 +1,6 @@
 // Entry points of bindings and pipelines. See docs/Bindings.md.
 
-extension ModelObserving where Self: ObservableModel {
+extension ModelObserving where Self: ObservableModelBase {
     // MARK: Pipelines
 
     /// The values of one property, as a pipeline to add operators to and bind or post.
@@ -30,7 +30,7 @@ extension ModelObserving where Self: ObservableModel {
     /// key path's only user where it is built.
     @usableFromInline @inline(never)
     func _values<Value>(
-        keyPath: () -> AnyKeyPath, reader: @escaping (ObservableModel, AnyKeyPath) -> Any?,
+        keyPath: () -> AnyKeyPath, reader: @escaping (ObservableModelBase, AnyKeyPath) -> Any?,
         read: _UncheckedSendable<(Self) -> Value>
     ) -> ValuePipeline<Value> {
         // The source is reached through its registry, not a weak reference: the first weak
@@ -216,7 +216,7 @@ extension ModelObserving where Self: ObservableModel {
             group.add(subscription)
             _ = subscription.start(root: self, key: key)
         }
-        if let model = destination as? ObservableModel, !group.hasEnded { group.addSentinel(on: model) }
+        if let model = destination as? ObservableModelBase, !group.hasEnded { group.addSentinel(on: model) }
         if options.contains(.initial), !group.hasEnded { copyAll() }
         return ObservationToken(subscription: hub)
     }
@@ -249,7 +249,7 @@ extension ModelObserving where Self: ObservableModel {
     ///   - line: The line that creates the token (the default), named by debug-build misuse traps.
     /// - Returns: The token that keeps the binding alive; ``ObservationToken/now()`` copies the
     ///   receiver's value to `other`.
-    public func bindTwoWay<Value, Other: ObservableModel>(
+    public func bindTwoWay<Value, Other: ObservableModelBase>(
         _ keyPath: ReferenceWritableKeyPath<Self, Value>,
         with other: Other,
         _ otherKeyPath: ReferenceWritableKeyPath<Other, Value>,

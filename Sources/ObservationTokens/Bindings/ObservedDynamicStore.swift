@@ -6,7 +6,7 @@ protocol ObservedDynamicStore {
 
     /// Sets the property whose storage starts `offset` bytes into `object` to `value`, with
     /// everything its setter does. False, with nothing written, if `value` has another type.
-    static func store(_ value: Any, in object: ObservableModel, at offset: Int) -> Bool
+    static func store(_ value: Any, in object: ObservableModelBase, at offset: Int) -> Bool
 }
 
 extension Observed: ObservedDynamicStore {
@@ -14,7 +14,7 @@ extension Observed: ObservedDynamicStore {
         T.self is Value.Type
     }
 
-    static func store(_ value: Any, in object: ObservableModel, at offset: Int) -> Bool {
+    static func store(_ value: Any, in object: ObservableModelBase, at offset: Int) -> Bool {
         guard let newValue = value as? Value else { return false }
         let storage = (UnsafeMutableRawPointer(Unmanaged.passUnretained(object).toOpaque()) + offset)
             .assumingMemoryBound(to: Self.self)
@@ -23,18 +23,18 @@ extension Observed: ObservedDynamicStore {
         // an object that paths read (or that has will-change observers) tells those and takes
         // the store bit, an identical value tells no one.
         let oldValue = storage.pointee.value
-        let edges = object._edgeCount.load(ordering: .relaxed) & ~ObservableModel._storeBit
+        let edges = object._edgeCount.load(ordering: .relaxed) & ~ObservableModelBase._storeBit
         if edges == 0 {
             storage.pointee.value = newValue
             return true
         }
-        if edges < ObservableModel._readByPaths {
+        if edges < ObservableModelBase._readByPaths {
             storage.pointee.value = newValue
         } else {
             object._beginExclusiveStore()
             storage.pointee.value = newValue
             object._endStoreCounted()
-            if edges & (ObservableModel._readByPaths - 1) == 0 { return true }
+            if edges & (ObservableModelBase._readByPaths - 1) == 0 { return true }
         }
         if _valuesAreIdentical(oldValue, newValue) { return true }
         object._propertyDidChange(serial: storage.pointee.serial) { oldValue }

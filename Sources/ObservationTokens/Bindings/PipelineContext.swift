@@ -30,7 +30,7 @@ typealias Puller<Output> =
 /// One source of a pipeline: an object and what of it to watch.
 struct PipelineSource {
     /// Kept alive while the pipeline is being built; tokens hold it weakly.
-    let root: ObservableModel
+    let root: ObservableModelBase
     let watched: Watched
 
     enum Watched {

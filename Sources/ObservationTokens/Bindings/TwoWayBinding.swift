@@ -19,7 +19,7 @@ final class TwoWayBinding: Sendable {
 
     private let bits = Atomic<UInt8>(0)
 
-    static func start<A: ObservableModel, B: ObservableModel, Value>(
+    static func start<A: ObservableModelBase, B: ObservableModelBase, Value>(
         _ a: A, _ keyPathA: ReferenceWritableKeyPath<A, Value>,
         _ b: B, _ keyPathB: ReferenceWritableKeyPath<B, Value>,
         options: ObservationOptions, queue: CoalescingQueue, site: CreationSite

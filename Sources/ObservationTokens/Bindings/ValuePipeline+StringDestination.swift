@@ -34,7 +34,7 @@ extension ValuePipeline {
     ///   another type (`wrongValueType`).
     /// - Complexity: O(*c*) in the path's components per push, plus the pipeline's operators.
     public func bind(
-        to destination: ObservableModel,
+        to destination: ObservableModelBase,
         path: String,
         options: ObservationOptions = [.initial],
         queue: CoalescingQueue = .main,
@@ -67,7 +67,7 @@ extension ValuePipeline {
             options: options, queue: queue, site: site, sentinelOn: destination,
             destinationPath: objectPath.map { (destination, $0) }
         ) { value in
-            guard let destination = box.load(as: ObservableModel.self) else { return false }
+            guard let destination = box.load(as: ObservableModelBase.self) else { return false }
             write.store(value, from: destination)
             return true
         }
@@ -88,7 +88,7 @@ struct StringDestination: Sendable {
 
     /// Walks to the object that holds the last property and writes it; nothing if the path
     /// leads nowhere now.
-    func store(_ value: Any, from destination: ObservableModel) {
+    func store(_ value: Any, from destination: ObservableModelBase) {
         var object = destination
         for name in names.dropLast() {
             guard let (_, next) = PathStep.name(name).resolve(on: object), let model = PathStep.model(in: next) else {
@@ -119,9 +119,9 @@ struct StringDestination: Sendable {
     /// - Throws: `unsupportedComponent` for a component that would be looked up on an observed
     ///   collection (a destination is a property of a model).
     static func storageType(
-        of names: [String], from destination: ObservableModel, path: String
+        of names: [String], from destination: ObservableModelBase, path: String
     ) throws(KeyPathError) -> (type: any ObservedDynamicStore.Type, valueType: Any.Type)? {
-        var instance: ObservableModel? = destination
+        var instance: ObservableModelBase? = destination
         var table = PropertyTable(destination)
         for (offset, name) in names.dropLast().enumerated() {
             guard let entry = table.entry(named: name) else { return nil }

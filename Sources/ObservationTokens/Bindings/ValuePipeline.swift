@@ -315,7 +315,7 @@ public struct ValuePipeline<Output> {
         options: ObservationOptions, queue: CoalescingQueue, site: CreationSite
     ) -> ObservationToken {
         let reference = WeakReference(destination)
-        return start(options: options, queue: queue, site: site, sentinelOn: destination as? ObservableModel) {
+        return start(options: options, queue: queue, site: site, sentinelOn: destination as? ObservableModelBase) {
             value in
             guard let destination = reference.load(as: Destination.self) else { return false }
             write.value(destination, value)
@@ -344,7 +344,7 @@ public struct ValuePipeline<Output> {
     ///   - fileID: The file that creates the token (the default), named by debug-build misuse traps.
     ///   - line: The line that creates the token (the default), named by debug-build misuse traps.
     /// - Returns: The token that keeps the binding alive.
-    public func bind<Destination: ObservableModel, Target: ObservableModel>(
+    public func bind<Destination: ObservableModelBase, Target: ObservableModelBase>(
         to destination: Destination,
         _ path: KeyPathChain<Destination, Target?>,
         _ keyPath: ReferenceWritableKeyPath<Target, Output>,
@@ -384,7 +384,7 @@ public struct ValuePipeline<Output> {
     ///   - fileID: The file that creates the token (the default), named by debug-build misuse traps.
     ///   - line: The line that creates the token (the default), named by debug-build misuse traps.
     /// - Returns: The token that keeps the binding alive.
-    public func bind<Destination: ObservableModel, Target: ObservableModel>(
+    public func bind<Destination: ObservableModelBase, Target: ObservableModelBase>(
         to destination: Destination,
         _ path: KeyPathChain<Destination, Target>,
         _ keyPath: ReferenceWritableKeyPath<Target, Output>,
@@ -446,8 +446,8 @@ public struct ValuePipeline<Output> {
         options: ObservationOptions,
         queue: CoalescingQueue,
         site: CreationSite,
-        sentinelOn destination: ObservableModel?,
-        destinationPath: (root: ObservableModel, path: ObservedPath)? = nil,
+        sentinelOn destination: ObservableModelBase?,
+        destinationPath: (root: ObservableModelBase, path: ObservedPath)? = nil,
         apply: @escaping @Sendable (Output) -> Bool
     ) -> ObservationToken {
         let puller = makeTokenPuller()

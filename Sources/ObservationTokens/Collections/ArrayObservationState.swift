@@ -68,7 +68,7 @@ final class ArrayObservation: Locked<ArrayObservationState>, ChangeLogHolder, @u
     /// elements) was replaced by `insertedCount` elements. `changedRuns`: for a change in
     /// place, the indexes whose element really changed; nil when later elements shifted.
     func tell(
-        _ owner: ObservableModel, range: Range<Int>, insertedCount: Int, countBefore: Int, countAfter: Int,
+        _ owner: ObservableModelBase, range: Range<Int>, insertedCount: Int, countBefore: Int, countAfter: Int,
         changedRuns: [Range<Int>]?, departed: [FollowCell], oldElement: (Int) -> Any, oldContents: () -> Any
     ) {
         let shifted = range.lowerBound..<Swift.max(countBefore, countAfter)

@@ -57,7 +57,7 @@ protocol ChangeLogHolder: AnyObject, Sendable {
 
 /// A subscription whose callback receives the collection and its changes since the last
 /// delivery (`*` with a change list).
-final class ChangeListSubscription<Model: ObservableModel, Changes: ChangeList>: Subscription,
+final class ChangeListSubscription<Model: ObservableModelBase, Changes: ChangeList>: Subscription,
     @unchecked Sendable
 {  // see Subscription
     @exclusivity(unchecked) private var callback: (@Sendable (Model, Changes) -> Void)?
@@ -76,7 +76,7 @@ final class ChangeListSubscription<Model: ObservableModel, Changes: ChangeList>:
             wantsOldValue: false, site: site)
     }
 
-    override func invoke(observer: AnyObject?, root: ObservableModel) {
+    override func invoke(observer: AnyObject?, root: ObservableModelBase) {
         let changes = Changes(log: log.withLock { $0.take() })
         callback?(unsafeDowncast(root, to: Model.self), changes)
     }
@@ -108,7 +108,7 @@ final class FollowingSubscription<Element: AnyObject>: Subscription, @unchecked 
             options: options, queue: queue, wantsOldValue: false, site: site)
     }
 
-    override func invoke(observer: AnyObject?, root: ObservableModel) {
+    override func invoke(observer: AnyObject?, root: ObservableModelBase) {
         let left = cell.left.load(ordering: .acquiring)
         callback?(unsafeDowncast(root, to: ObservedArray<Element>.self), cell.followedObject as? Element)
         // The element has left: this was the last delivery.
@@ -121,12 +121,12 @@ final class FollowingSubscription<Element: AnyObject>: Subscription, @unchecked 
 }
 
 /// What string key paths and `*` fan-outs need from a collection.
-protocol ObservedCollectionPaths: ObservableModel {
+protocol ObservedCollectionPaths: ObservableModelBase {
     /// The serial and current value a path component names on this collection (`count`,
     /// `#4`, a dictionary key, a set member's key), recording nothing; nil if it names none.
     func resolve(component: String) -> (serial: UInt64, value: Any)?
     /// The model objects among the elements (values, for dictionaries), each once, for `*.x`.
-    var elementModels: [ObservableModel] { get }
+    var elementModels: [ObservableModelBase] { get }
     /// The step for an object-following component (`items.4`): follows the object at
     /// `index` now. Throws when there is none, or the collection can't follow objects.
     func followingSteps(at index: Int, path: String, position: Int) throws(KeyPathError) -> [PathStep]
@@ -138,7 +138,7 @@ extension ObservedCollectionPaths {
     }
 }
 
-extension ObservableModel {
+extension ObservableModelBase {
     /// Reports a read of a collection's synthetic storage to a capture (key path resolution,
     /// tracking) running on this thread. Callers check `_accessCaptureCount` first.
     @inline(never)

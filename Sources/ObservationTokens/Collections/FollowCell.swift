@@ -7,7 +7,7 @@ import Synchronization
 /// one entry for all followers together, so a thousand followed elements don't make every
 /// append scan a thousand registry entries. When the element leaves, the array marks the cell
 /// left and notifies it, which fires exactly the tokens that follow that element.
-final class FollowCell: ObservableModel, @unchecked Sendable {  // immutable, or atomic, or weak
+final class FollowCell: ObservableModelBase, @unchecked Sendable {  // immutable, or atomic, or weak
     let serial = makeCollectionSerial()
     let objectID: ObjectIdentifier
     let arrayID: ObjectIdentifier
@@ -95,7 +95,7 @@ final class FollowCell: ObservableModel, @unchecked Sendable {  // immutable, or
 }
 
 /// An array whose elements object-following path components can follow (``ObservedArray``).
-protocol FollowCellProviding: ObservableModel {
+protocol FollowCellProviding: ObservableModelBase {
     /// The serial of the edge from the array to its follow cells (it never fires).
     var followersSerial: UInt64 { get }
     func followCell(for object: AnyObject) -> FollowCell?

@@ -5,7 +5,7 @@
 /// them, and an insertion at the front of an array with a thousand watched indexes notifies a
 /// thousand one-entry registries — O(tokens) — instead of scanning a thousand-entry registry a
 /// thousand times.
-final class IndexCell: ObservableModel, @unchecked Sendable {  // immutable after init
+final class IndexCell: ObservableModelBase, @unchecked Sendable {  // immutable after init
     let serial = makeCollectionSerial()
     let index: Int
     let arrayID: ObjectIdentifier
@@ -50,7 +50,7 @@ final class IndexCell: ObservableModel, @unchecked Sendable {  // immutable afte
 }
 
 /// An array whose watched indexes have cells (``ObservedArray``), as string paths see it.
-protocol IndexCellProviding: ObservableModel {
+protocol IndexCellProviding: ObservableModelBase {
     /// The serial of the edge from the array to its cells (it never fires).
     var indexersSerial: UInt64 { get }
     func indexCell(_ index: Int) -> IndexCell
@@ -82,7 +82,7 @@ extension PathStep {
     /// How a description names a collection cell's step: `#4` for an index cell (`#?` when
     /// no array is there to ask), `(followed object)` for an object-following cell, and the
     /// empty string (nothing) for the step from a cell to its element. Nil for other keys.
-    static func collectionLabel(_ key: TypedKey, on object: ObservableModel?) -> String? {
+    static func collectionLabel(_ key: TypedKey, on object: ObservableModelBase?) -> String? {
         let keyPath = key.keyPath
         if keyPath == \IndexCell.element || keyPath == \FollowCell.element { return "" }
         if keyPath == \FollowCell.cellSelf { return "(followed object)" }

@@ -2,7 +2,7 @@
 /// `observe(key:)` / `observe(member:)`, as a tiny observable object of its own, like
 /// ``IndexCell``: the collection's registry keeps one entry for all of them, so a mutation
 /// notifies only the cells of the keys it changed, however many keys are watched.
-final class KeyCell: ObservableModel, @unchecked Sendable {  // immutable after init
+final class KeyCell: ObservableModelBase, @unchecked Sendable {  // immutable after init
     let serial = makeCollectionSerial()
     let ownerID: ObjectIdentifier
     /// Reads the key's value (or membership) in the collection, held weakly by the closure.

@@ -68,7 +68,7 @@ final class KeyedObservation<Key: Hashable>: Locked<KeyedObservationState<Key>>,
     /// Tells the tokens of `owner` about `changes` (keys that really changed, each once).
     /// Called after the mutation, with no lock held.
     func tell(
-        _ owner: ObservableModel, changes: [KeyChange<Key>], countBefore: Int, countAfter: Int,
+        _ owner: ObservableModelBase, changes: [KeyChange<Key>], countBefore: Int, countAfter: Int,
         oldContents: () -> Any
     ) {
         guard !changes.isEmpty else { return }

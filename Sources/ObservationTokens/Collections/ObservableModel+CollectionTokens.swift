@@ -1,4 +1,4 @@
-extension ObservableModel {
+extension ObservableModelBase {
     /// Starts a subscription on a collection's synthetic storage (count, contents, a cell);
     /// a token that has already ended if it can't attach (the collection is gone).
     final func _observeSynthetic(_ key: TypedKey, subscription: Subscription) -> ObservationToken {

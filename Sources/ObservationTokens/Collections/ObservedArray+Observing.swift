@@ -136,7 +136,7 @@ extension ObservedArray where Element: AnyObject {
     }
 }
 
-extension ObservedArray where Element: ObservableModel {
+extension ObservedArray where Element: ObservableModelBase {
     /// Observes a property of every element (`*.x`), including elements added later.
     ///
     /// ```swift
@@ -232,10 +232,10 @@ extension ObservedArray: ObservedCollectionPaths {
         return cell.steps(followersSerial: followersSerial)
     }
 
-    var elementModels: [ObservableModel] {
+    var elementModels: [ObservableModelBase] {
         var seen = Set<ObjectIdentifier>()
         return storage.compactMap { element in
-            guard let model = element as? ObservableModel, seen.insert(ObjectIdentifier(model)).inserted else {
+            guard let model = element as? ObservableModelBase, seen.insert(ObjectIdentifier(model)).inserted else {
                 return nil
             }
             return model

@@ -45,7 +45,7 @@ import Synchronization
 ///   costs, plus one relaxed atomic load. With tokens, it adds O(*t*) in the tokens on the
 ///   array (not in its length), except removing a followed object, which checks in O(*n*)
 ///   whether another occurrence remains.
-public final class ObservedArray<Element>: ObservableModel {
+public final class ObservedArray<Element>: ObservableModelBase, ModelObserving {
     /// The elements. Not synchronized, like `@Observed` values (see the note above), so the
     /// runtime's exclusivity check is left out.
     @usableFromInline @exclusivity(unchecked)

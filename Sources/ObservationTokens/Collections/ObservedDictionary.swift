@@ -32,7 +32,7 @@
 ///
 /// - Complexity: A mutation without tokens costs what the `Dictionary` mutation costs plus one
 ///   relaxed atomic load; with tokens, O(*k*) more in the keys it changes.
-public final class ObservedDictionary<Key: Hashable, Value>: ObservableModel {
+public final class ObservedDictionary<Key: Hashable, Value>: ObservableModelBase, ModelObserving {
     @usableFromInline
     var storage: [Key: Value]
     let observation = KeyedObservation<Key>()
@@ -262,7 +262,7 @@ extension ObservedDictionary: ObservedCollectionPaths {
         return (observation.serial(forKey: key), storage[key] as Any)
     }
 
-    var elementModels: [ObservableModel] {
+    var elementModels: [ObservableModelBase] {
         var seen = Set<ObjectIdentifier>()
         return storage.values.compactMap { value in
             guard let model = PathStep.model(in: value), seen.insert(ObjectIdentifier(model)).inserted else {

@@ -25,7 +25,7 @@
 ///
 /// - Complexity: A mutation without tokens costs what the `Set` mutation costs plus one relaxed
 ///   atomic load; with tokens, O(*k*) more in the members it adds or removes.
-public final class ObservedSet<Element: Hashable>: ObservableModel {
+public final class ObservedSet<Element: Hashable>: ObservableModelBase, ModelObserving {
     @usableFromInline
     var storage: Set<Element>
     let observation = KeyedObservation<Element>()
@@ -343,7 +343,7 @@ extension ObservedSet: ObservedCollectionPaths {
         return (observation.serial(forKey: member), storage.contains(member))
     }
 
-    var elementModels: [ObservableModel] {
+    var elementModels: [ObservableModelBase] {
         storage.compactMap { PathStep.model(in: $0) }
     }
 }

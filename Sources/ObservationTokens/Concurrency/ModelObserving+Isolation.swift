@@ -9,7 +9,7 @@
 // actor. `@isolated(any)` callbacks can only be called with `await`, so they can't run inside
 // the drain.
 
-extension ModelObserving where Self: ObservableModel {
+extension ModelObserving where Self: ObservableModelBase {
     /// Observes one property with a callback isolated to the main actor.
     ///
     /// Pass `isolation: MainActor.shared`: the closure is then isolated to the main actor and

@@ -107,7 +107,7 @@ struct SendableKeyPath<Root, Value>: @unchecked Sendable {
     }
 }
 
-extension ModelObserving where Self: ObservableModel {
+extension ModelObserving where Self: ObservableModelBase {
     /// An asynchronous sequence of a property's values, one per tick in which it changed.
     ///
     /// ```swift

@@ -20,7 +20,7 @@ final class InvokeBreakpoint: Subscription, @unchecked Sendable {  // see Subscr
     /// The watched token's observer: when it is gone, that token stops and so does this one.
     override func loadObserver() -> AnyObject? { watched.loadObserver() }
 
-    override func invoke(observer: AnyObject?, root: ObservableModel) {
+    override func invoke(observer: AnyObject?, root: ObservableModelBase) {
         guard watched.isActive else {
             end()
             return

@@ -1,4 +1,4 @@
-extension ObservableModel {
+extension ObservableModelBase {
     /// A readable listing of every live observation attached to this object, per property:
     /// kind and address, the paths, the root when the token is rooted elsewhere (a path or
     /// tracked token that runs through or ends here), the observer's type and address, options,
@@ -59,7 +59,7 @@ extension ObservableModel {
     }
 }
 
-extension ModelObserving where Self: ObservableModel {
+extension ModelObserving where Self: ObservableModelBase {
     /// A watchpoint: stops in the debugger when the value at `keyPath` changes, or calls the
     /// watchpoint handler when no debugger is attached (by default it logs the old and new
     /// value and where the watchpoint was set; see ``ObservationDebugging``).

@@ -133,7 +133,7 @@ public enum ObservationDebugging {
     /// - Returns: A `digraph` in DOT syntax. Token nodes are labelled with their kind and
     ///   creation site; edges to objects with the property observed there.
     /// - Complexity: O(*e*) in the edges drawn.
-    public static func dotGraph(of object: ObservableModel? = nil) -> String {
+    public static func dotGraph(of object: ObservableModelBase? = nil) -> String {
         let registries: [Registry]
         if let object {
             registries = object.existingRegistry.map { [$0] } ?? []
@@ -175,7 +175,7 @@ public enum ObservationDebugging {
         return lines.joined(separator: "\n")
     }
 
-    static func propertyName(_ serial: UInt64, in owner: ObservableModel?, registry: Registry) -> String {
+    static func propertyName(_ serial: UInt64, in owner: ObservableModelBase?, registry: Registry) -> String {
         if serial == PathStep.wildcardSerial { return "*" }
         return owner.flatMap { PropertyTable($0).name(ofSerial: serial, in: $0) }
             ?? registry.rememberedName(ofSerial: serial) ?? "#\(serial)"

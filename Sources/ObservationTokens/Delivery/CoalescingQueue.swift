@@ -179,7 +179,7 @@ public final class CoalescingQueue: Sendable {
     /// Queues a delivery. `root` stays alive until the delivery runs or the token ends: from a
     /// set to its delivery, the observed object is retained, so its observers run before it
     /// goes away.
-    func enqueue(_ subscription: Subscription, retaining root: ObservableModel) {
+    func enqueue(_ subscription: Subscription, retaining root: ObservableModelBase) {
         let schedule = state.withLock { state in
             state.append(.delivery(subscription, root))
             return markScheduledIfNeeded(&state)
@@ -192,7 +192,7 @@ public final class CoalescingQueue: Sendable {
     /// once for all the subscriptions rooted at it (its retain and release are costly: observed
     /// objects have weak references); other roots, of paths through it, one by one. An
     /// intermediate object on a path is never retained.
-    static func enqueue(_ subscriptions: [Subscription], changedObject: ObservableModel) {
+    static func enqueue(_ subscriptions: [Subscription], changedObject: ObservableModelBase) {
         // The usual case, one subscription (a path token whose leaf is on this object, a
         // tracked token): one item of its own, no lists built.
         if subscriptions.count == 1 {
@@ -241,7 +241,7 @@ public final class CoalescingQueue: Sendable {
     /// Enqueues subscriptions a set made pending that are all rooted at the changed object
     /// (single-property tokens on it). The usual case, one queue for all, enqueues the array as
     /// it is, as one item that retains the root once.
-    static func enqueue(_ subscriptions: [Subscription], root: ObservableModel) {
+    static func enqueue(_ subscriptions: [Subscription], root: ObservableModelBase) {
         let queue = subscriptions[0].queue
         guard subscriptions.allSatisfy({ $0.queue === queue }) else {
             enqueue(subscriptions, changedObject: root)
@@ -297,9 +297,9 @@ public final class CoalescingQueue: Sendable {
 private enum Item: @unchecked Sendable {
     /// The pending delivery of one subscription (the usual case: no array to allocate), and
     /// its root, which the item keeps alive.
-    case delivery(Subscription, ObservableModel?)
+    case delivery(Subscription, ObservableModelBase?)
     /// Pending deliveries of subscriptions sharing one root, which the item keeps alive.
-    case deliveries([Subscription], ObservableModel?)
+    case deliveries([Subscription], ObservableModelBase?)
     case notice(@Sendable () -> Void)
     /// What a drain leaves in its batch in place of an item it moved out: owns nothing.
     case taken

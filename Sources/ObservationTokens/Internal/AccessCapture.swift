@@ -116,7 +116,7 @@ enum AccessCapture {
         let recording = raw.assumingMemoryBound(to: Recording.self)
         if let all = recording.pointee.all {
             // Getters only run on models, which stay alive while they are read.
-            let registry = unsafeDowncast(object, to: ObservableModel.self).registry
+            let registry = unsafeDowncast(object, to: ObservableModelBase.self).registry
             let access = TrackedAccess(registry: registry, serial: serial)
             all.pointee.append(access)
             if let attacher = recording.pointee.attacher {

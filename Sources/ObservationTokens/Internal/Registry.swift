@@ -10,7 +10,7 @@ import Synchronization
 final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is guarded by Locked
     let ownerID: ObjectIdentifier
     /// The owner's dynamic type, for descriptions after it is gone.
-    let ownerType: ObservableModel.Type
+    let ownerType: ObservableModelBase.Type
     /// Whether the owner adopts `ObservationStateObserving`; checked once, at creation.
     let reportsObservationState: Bool
 
@@ -19,7 +19,7 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
     ///
     /// Never turned into a strong reference: another thread may drop the last one at any
     /// moment, and a release under our lock would run the owner's deinit, which takes it.
-    private let owner: Unmanaged<ObservableModel>
+    private let owner: Unmanaged<ObservableModelBase>
 
     /// The owner, retained, while it is alive and not deinitializing; nil from the moment its
     /// deinit begins. Takes the lock, so call it outside this registry's lock.
@@ -31,8 +31,8 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
     /// workload (W17). Under the lock, while `isDead` is false, the owner's memory is valid (its
     /// deinit takes the lock to set `isDead`), and `swift_tryRetain` retains it unless its
     /// deinit has begun.
-    var weakOwner: ObservableModel? {
-        withLock { state -> ObservableModel? in
+    var weakOwner: ObservableModelBase? {
+        withLock { state -> ObservableModelBase? in
             guard !state.isDead, ot_tryRetain(owner.toOpaque()) else { return nil }
             return owner.takeRetainedValue()
         }
@@ -62,9 +62,9 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
 
     /// The owner without reference counting, for whoever keeps it alive otherwise (a queued
     /// delivery retains its root).
-    var unretainedOwner: Unmanaged<ObservableModel> { owner }
+    var unretainedOwner: Unmanaged<ObservableModelBase> { owner }
 
-    init(owner: ObservableModel) {
+    init(owner: ObservableModelBase) {
         self.owner = .passUnretained(owner)
         ownerID = ObjectIdentifier(owner)
         ownerType = type(of: owner)
@@ -234,7 +234,7 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
     /// at `slot` has seen. Returns whether that differs from what it saw before. For `*`, the
     /// version is a digest of every computed property of the owner.
     func syncSeen(
-        owner: ObservableModel, serial: UInt64, slot: Int, oldValue: inout Any?, wantsOldValue: Bool
+        owner: ObservableModelBase, serial: UInt64, slot: Int, oldValue: inout Any?, wantsOldValue: Bool
     ) -> Bool {
         let state: (any SyntheticStateProtocol)?
         let version: UInt64
@@ -272,14 +272,14 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
 
     /// A computed state of `owner` not registered yet (it never computed on it), from the
     /// class's table.
-    private static func findComputed(serial: UInt64, on owner: ObservableModel) -> (any SyntheticStateProtocol)? {
+    private static func findComputed(serial: UInt64, on owner: ObservableModelBase) -> (any SyntheticStateProtocol)? {
         SyntheticFields.fields(of: owner).first { $0.state.serial == serial }?.state
     }
 
     /// A digest of the versions of every computed property of `owner` that has dependencies
     /// (brought up to date first): what a `*` token compares. Equal digests mean equal
     /// versions, but for a 64-bit hash collision.
-    static func digestOfComputedProperties(of owner: ObservableModel) -> UInt64 {
+    static func digestOfComputedProperties(of owner: ObservableModelBase) -> UInt64 {
         var digest: UInt64 = 0x9E37_79B9_7F4A_7C15
         for field in SyntheticFields.fields(of: owner) where field.state.hasDependencies {
             var mixed = field.state.serial &* 0xBF58_476D_1CE4_E5B9 ^ field.state.currentVersion(of: owner)
@@ -301,7 +301,7 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
     /// deliveries compare. `.immediate` ones compare now, on this thread (unless `inDeinit`:
     /// then they are queued, as no user code may run inside a deinit). A computed property
     /// depending on `*` is invalidated.
-    func computedDidChange(owner: ObservableModel, serial: UInt64, inDeinit: Bool) {
+    func computedDidChange(owner: ObservableModelBase, serial: UInt64, inDeinit: Bool) {
         var members: [(subscription: Subscription, isLeaf: Bool)] = []
         withLock { state in
             for property in state.properties
@@ -358,14 +358,14 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
         withLock { state in
             guard !state.isDead, !state.isReadByPaths else { return }
             state.isReadByPaths = true
-            _ = owner._withUnsafeGuaranteedRef { $0._edgeCount.add(ObservableModel._readByPaths, ordering: .relaxed) }
+            _ = owner._withUnsafeGuaranteedRef { $0._edgeCount.add(ObservableModelBase._readByPaths, ordering: .relaxed) }
         }
     }
 
     /// Whether objects of `type` adopt `ObservationStateObserving`. A conformance check costs
     /// ≈ 290 instructions, once per registry, that is per first token on an object; apps create
     /// many objects of one class in a row, so the last class's answer is kept.
-    private static func reportsObservationState(_ type: ObservableModel.Type) -> Bool {
+    private static func reportsObservationState(_ type: ObservableModelBase.Type) -> Bool {
         observationStateAnswer.answer(for: type) { $0 is any ObservationStateObserving.Type }
     }
 
@@ -380,7 +380,7 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
                 state.isReadByPaths = true
                 // The owner is alive: we hold the lock and it is not dead (see `owner`).
                 _ = owner._withUnsafeGuaranteedRef {
-                    $0._edgeCount.add(ObservableModel._readByPaths, ordering: .relaxed)
+                    $0._edgeCount.add(ObservableModelBase._readByPaths, ordering: .relaxed)
                 }
             }
             return owner._withUnsafeGuaranteedRef { owner in
@@ -389,7 +389,7 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
                 let value = read { keyPath in state.resolvedKeys.serial(for: keyPath) }
                 // Read while holding the bit: no store can be under way, so the counter is the
                 // one this value goes with.
-                return (value, owner.storeVersion & ~ObservableModel._storeBit)
+                return (value, owner.storeVersion & ~ObservableModelBase._storeBit)
             }
         }
     }
@@ -399,8 +399,8 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
     /// `.some(nil)`: no model there), and the store version. Nil, reading nothing, when the
     /// key path is not cached here or the owner is dead; the caller then takes the general
     /// route.
-    func readCachedModel(_ box: TypedKeyBox, on object: ObservableModel) -> (
-        serial: UInt64, next: ObservableModel??, version: Int
+    func readCachedModel(_ box: TypedKeyBox, on object: ObservableModelBase) -> (
+        serial: UInt64, next: ObservableModelBase??, version: Int
     )? {
         guard let reader = box.key.modelReader else { return nil }
         return withLock { state in
@@ -415,7 +415,7 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
             defer { object._endExclusiveStore() }
             let next = reader(object, box.key.keyPath)
             // Read while holding the bit (see `readForPathVersioned`).
-            return (serial, next, object.storeVersion & ~ObservableModel._storeBit)
+            return (serial, next, object.storeVersion & ~ObservableModelBase._storeBit)
         }
     }
 
@@ -425,7 +425,7 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
     /// value and is queued if it was not pending yet. Out of line: the setter's common cases
     /// never come here.
     @inline(never)
-    private static func enqueue(lone: Unmanaged<Subscription>, owner: ObservableModel, oldValue: () -> Any) {
+    private static func enqueue(lone: Unmanaged<Subscription>, owner: ObservableModelBase, oldValue: () -> Any) {
         let subscription = lone.takeRetainedValue()
         subscription.recordOldValue(oldValue)
         guard subscription.markPending() else { return }
@@ -445,7 +445,7 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
     /// Returns the `.immediate` subscriptions to call, for the caller to call after this frame
     /// is gone: a cascade of immediate callbacks (each setting the next model's property) then
     /// costs the setter's small frames per level, not this function's large one.
-    func propertyDidChange(owner: ObservableModel, serial: UInt64, oldValue: () -> Any) -> [Subscription]? {
+    func propertyDidChange(owner: ObservableModelBase, serial: UInt64, oldValue: () -> Any) -> [Subscription]? {
         // Optional arrays: the common case allocates nothing and releases nothing. The first
         // plain subscription made pending is kept apart, retained by hand (a trivial value, so
         // the sets that make nothing pending release nothing): one alone is queued without an
@@ -552,7 +552,7 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
     /// The slow path's work after unlocking: retargets the paths through the changed property,
     /// marks the subscriptions pending and queues them.
     private static func work(
-        _ needsWork: some Collection<(subscription: Subscription, isLeaf: Bool)>, owner: ObservableModel,
+        _ needsWork: some Collection<(subscription: Subscription, isLeaf: Bool)>, owner: ObservableModelBase,
         serial: UInt64,
         oldValue: () -> Any
     ) -> [Subscription]? {
@@ -695,7 +695,7 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
 
     /// Called from the owner's deinit: ends the tokens rooted here (they keep a description
     /// naming their properties) and retargets paths that ran through the owner.
-    func ownerDidDeinit(owner: ObservableModel) {
+    func ownerDidDeinit(owner: ObservableModelBase) {
         let (members, retained) = withLock { state -> ([Subscription], [Subscription]) in
             state.isDead = true
             // One list for all, sized once (a list per property, appended, allocated each).

@@ -146,7 +146,7 @@ extension Subscription {
 
     /// Walks every path from the root again, at delivery, after an object on them deinitialized
     /// (its deinit may run inside another property's write, where nothing may be read).
-    final func walkPathsAgain(root: ObservableModel) {
+    final func walkPathsAgain(root: ObservableModelBase) {
         guard !isProperty, let extras else { return }
         var walks = WalkMemo(changed: root, serial: 0)
         for pathIndex in extras.paths.indices {
@@ -314,12 +314,12 @@ extension Subscription {
 /// each walk again and moves its subscriptions once more if what it read has changed since.
 struct WalkMemo {
     /// The object whose property changed; the setter keeps it alive.
-    let changed: ObservableModel
+    let changed: ObservableModelBase
     let changedRegistry: Registry
     let serial: UInt64
 
     private struct Walk {
-        let start: ObservableModel
+        let start: ObservableModelBase
         let step: Int
         let pathIndex: Int
         /// The path itself is the first subscriber's (`extras.paths[pathIndex]`): a copy here
@@ -342,7 +342,7 @@ struct WalkMemo {
     /// is memoized (`Subscription.retargetAlone`).
     let isAlone: Bool
 
-    init(changed: ObservableModel, serial: UInt64, isAlone: Bool = false) {
+    init(changed: ObservableModelBase, serial: UInt64, isAlone: Bool = false) {
         self.changed = changed
         changedRegistry = changed.registry
         self.serial = serial
@@ -351,7 +351,7 @@ struct WalkMemo {
 
     /// Walks `subscription`'s path `pathIndex` from step `step` of `start` (sharing a walk made
     /// for another subscription when the path is the same typed path) and moves its edges.
-    mutating func walk(_ subscription: Subscription, pathIndex: Int, from start: ObservableModel, step: Int) {
+    mutating func walk(_ subscription: Subscription, pathIndex: Int, from start: ObservableModelBase, step: Int) {
         guard let paths = subscription.extras?.paths else { return }
         let shared = paths.count == 1 ? paths[pathIndex].typedIdentity : nil
         let hasInnerWildcard = paths[pathIndex].hasInnerWildcard
@@ -428,7 +428,7 @@ struct WalkMemo {
     /// stored to since the walk. The changed object's version is read without its registry's
     /// lock: the setter keeps it alive (the lock is there to keep other owners from going away).
     static func isUnwritten(
-        _ keys: UnsafeBufferPointer<ObservedPath.EdgeKey>, changed: ObservableModel, changedRegistry: Registry
+        _ keys: UnsafeBufferPointer<ObservedPath.EdgeKey>, changed: ObservableModelBase, changedRegistry: Registry
     ) -> Bool {
         for key in keys.indices where !keys[key].isLeaf {
             let version =
@@ -438,7 +438,7 @@ struct WalkMemo {
         return true
     }
 
-    private static func keys(_ path: ObservedPath, pathIndex: Int, from start: ObservableModel, step: Int)
+    private static func keys(_ path: ObservedPath, pathIndex: Int, from start: ObservableModelBase, step: Int)
         -> [ObservedPath.EdgeKey]
     {
         var keys: [ObservedPath.EdgeKey] = []

@@ -149,7 +149,7 @@ class Subscription: @unchecked Sendable {  // see the rules above
     final var rootID: ObjectIdentifier { rootRegistry.ownerID }
     final var rootTypeName: String { String(describing: rootRegistry.ownerType) }
     final var isActive: Bool { flags.load(ordering: .acquiring) & Flag.ended == 0 }
-    final var root: ObservableModel? { rootRegistry.weakOwner }
+    final var root: ObservableModelBase? { rootRegistry.weakOwner }
     /// The observer's identity while it is alive (a dead one can't be asked about).
     final var observerID: ObjectIdentifier? { loadObserver().map(ObjectIdentifier.init) }
 
@@ -167,7 +167,7 @@ class Subscription: @unchecked Sendable {  // see the rules above
 
     /// Attaches a `.property` target's edge through `key`. Returns false (and ends) when the key
     /// path does not name an `@Observed` property of the root.
-    final func start(root: ObservableModel, key: TypedKey) -> Bool {
+    final func start(root: ObservableModelBase, key: TypedKey) -> Bool {
         var hooks = ObservationStateHooks()
         // Known key path (the usual case): resolved and attached under one lock.
         var attached = rootRegistry.attach(self, keyPath: key.keyPath, hooks: &hooks)
@@ -190,7 +190,7 @@ class Subscription: @unchecked Sendable {  // see the rules above
 
     /// Attaches a `.paths` target's initial edges. Returns false (and ends) when a path's first
     /// step does not name an `@Observed` property of the root.
-    final func start(root: ObservableModel) -> Bool {
+    final func start(root: ObservableModelBase) -> Bool {
         var edges = [ObservedPath.EdgeKey]()
         var endpoints: [ObservedPath.Endpoint] = []
         for (index, path) in paths.enumerated() {
@@ -355,7 +355,7 @@ class Subscription: @unchecked Sendable {  // see the rules above
 
     /// Whether `object` is this subscription's root.
     @inline(__always)
-    final func isRoot(_ object: ObservableModel) -> Bool {
+    final func isRoot(_ object: ObservableModelBase) -> Bool {
         ObjectIdentifier(object) == rootID
     }
 
@@ -381,7 +381,7 @@ class Subscription: @unchecked Sendable {  // see the rules above
     }
 
     /// A property this subscription watches changed (or a path object vanished).
-    final func propertyDidChange(changedObject: ObservableModel?, oldValue: () -> Any?) {
+    final func propertyDidChange(changedObject: ObservableModelBase?, oldValue: () -> Any?) {
         if isImmediate {
             deliverNow(oldValue: oldValue(), isChange: true)
         } else if markPending() {
@@ -493,7 +493,7 @@ class Subscription: @unchecked Sendable {  // see the rules above
 
     /// The rest of a queued delivery, counted in by `beginDelivery`.
     @inline(__always)
-    private func finishDelivering(_ invoke: (AnyObject?, ObservableModel) -> Void) -> Outcome {
+    private func finishDelivering(_ invoke: (AnyObject?, ObservableModelBase) -> Void) -> Outcome {
         // The observer must be alive; otherwise the token ends.
         var observer: AnyObject?
         if hasObserver {
@@ -568,18 +568,18 @@ class Subscription: @unchecked Sendable {  // see the rules above
     /// sees now. Returns whether any differs from the version that edge saw before (an edge
     /// that never saw one counts as changed).
     @inline(never) @discardableResult
-    final func syncComputedEdges(root: ObservableModel) -> Bool {
+    final func syncComputedEdges(root: ObservableModelBase) -> Bool {
         var unused: Any?
         return syncComputedEdges(root: root, oldValue: &unused, wantsOldValue: false)
     }
 
     /// `syncComputedEdges(root:)`, also giving the value the first changed edge saw before.
     @inline(never)
-    final func syncComputedEdges(root: ObservableModel, oldValue: inout Any?) -> Bool {
+    final func syncComputedEdges(root: ObservableModelBase, oldValue: inout Any?) -> Bool {
         syncComputedEdges(root: root, oldValue: &oldValue, wantsOldValue: true)
     }
 
-    private func syncComputedEdges(root: ObservableModel, oldValue: inout Any?, wantsOldValue: Bool) -> Bool {
+    private func syncComputedEdges(root: ObservableModelBase, oldValue: inout Any?, wantsOldValue: Bool) -> Bool {
         if isProperty {
             guard propertySlot >= 0, Registry.isComputed(propertySerial) else { return false }
             return rootRegistry.syncSeen(
@@ -606,7 +606,7 @@ class Subscription: @unchecked Sendable {  // see the rules above
     /// The `.endpointChanges` part of `deliverNow`, out of line: an `.immediate` cascade runs
     /// `deliverNow` once per level, so its frame is kept small (`CascadeDepthTests`).
     @inline(never)
-    private func deliverEndpointChange(observer: AnyObject?, root: ObservableModel, oldValue: Any?) -> Bool {
+    private func deliverEndpointChange(observer: AnyObject?, root: ObservableModelBase, oldValue: Any?) -> Bool {
         guard let endpoint = changedEndpoint(root: root), isActive else { return false }
         if wantsOldValue {
             invoke(observer: observer, root: root, oldValue: oldValue)
@@ -618,18 +618,18 @@ class Subscription: @unchecked Sendable {  // see the rules above
 
     /// Calls the callback. Only between `beginDelivery` and `finishDelivery`, which keep the
     /// callback from being released. Subclasses store and call it.
-    func invoke(observer: AnyObject?, root: ObservableModel) {}
+    func invoke(observer: AnyObject?, root: ObservableModelBase) {}
 
     /// Calls a change token's callback with this tick's old value (nil when unknown). Only
     /// type-erased subscriptions take old values.
-    func invoke(observer: AnyObject?, root: ObservableModel, oldValue: Any?) {
+    func invoke(observer: AnyObject?, root: ObservableModelBase, oldValue: Any?) {
         invoke(observer: observer, root: root)
     }
 
     /// Calls the callback of a `.endpointChanges` delivery with the endpoint it compared (the
     /// first path's). Type-erased subscriptions pass it on, so that a chain delivering its
     /// endpoint's value delivers this one.
-    func invoke(observer: AnyObject?, root: ObservableModel, endpoint: ObservedPath.Endpoint) {
+    func invoke(observer: AnyObject?, root: ObservableModelBase, endpoint: ObservedPath.Endpoint) {
         invoke(observer: observer, root: root)
     }
 
@@ -646,7 +646,7 @@ class Subscription: @unchecked Sendable {  // see the rules above
     /// With `.endpointChanges`, the first path's endpoint if any path's endpoint differs from
     /// the last one seen, else nil. Paths through a `*` have no single endpoint and always count
     /// as changed.
-    private func changedEndpoint(root: ObservableModel) -> ObservedPath.Endpoint? {
+    private func changedEndpoint(root: ObservableModelBase) -> ObservedPath.Endpoint? {
         guard let extras else { return .unreachable }
         let paths = extras.paths
         let endpoints = paths.map { $0.endpoint(from: root) }
@@ -665,7 +665,7 @@ class Subscription: @unchecked Sendable {  // see the rules above
 
     /// Whether this subscription watches one of `serials` of its root directly (a path's first
     /// step), for `stopTelling(_:about:)`.
-    final func watchesRootProperty(in serials: Set<UInt64>, root: ObservableModel) -> Bool {
+    final func watchesRootProperty(in serials: Set<UInt64>, root: ObservableModelBase) -> Bool {
         if isProperty { return propertySlot >= 0 && serials.contains(propertySerial) }
         return paths.contains { path in
             path.steps.first?.resolve(on: root).map { serials.contains($0.serial) } ?? false
@@ -693,7 +693,7 @@ class Subscription: @unchecked Sendable {  // see the rules above
     /// Called from the root's deinit, while its properties are still intact, for path tokens.
     /// Paths that the classes' tables can name without the objects need nothing remembered:
     /// their description is built when asked.
-    final func rememberDescription(root: ObservableModel) {
+    final func rememberDescription(root: ObservableModelBase) {
         guard !isProperty, let extras, !extras.paths.allSatisfy(\.isDescribableWithoutObjects) else { return }
         let description = extras.paths.map { $0.describe(from: root) }.joined(separator: ", ")
         extras.withLock { state in state.rememberedDescription = description }

@@ -10,7 +10,7 @@
 
 /// A subscription whose callback receives the observed object.
 @usableFromInline
-final class _ModelSubscription<Model: ObservableModel>: Subscription, @unchecked Sendable {  // see Subscription
+final class _ModelSubscription<Model: ObservableModelBase>: Subscription, @unchecked Sendable {  // see Subscription
     @exclusivity(unchecked) private var callback: (@Sendable (Model) -> Void)?
 
     @usableFromInline
@@ -24,7 +24,7 @@ final class _ModelSubscription<Model: ObservableModel>: Subscription, @unchecked
             wantsOldValue: false, site: site)
     }
 
-    override func invoke(observer: AnyObject?, root: ObservableModel) {
+    override func invoke(observer: AnyObject?, root: ObservableModelBase) {
         // The root is always a `Model`: it is the object this subscription was created on.
         callback?(unsafeDowncast(root, to: Model.self))
     }
@@ -52,7 +52,7 @@ func _withObserver<Observer: AnyObject, Result>(
 /// A subscription whose callback receives the observer and the observed object.
 @usableFromInline
 // `@unchecked Sendable`: see `Subscription`.
-final class _ObserverSubscription<Observer: AnyObject, Model: ObservableModel>: Subscription, @unchecked Sendable {
+final class _ObserverSubscription<Observer: AnyObject, Model: ObservableModelBase>: Subscription, @unchecked Sendable {
     @exclusivity(unchecked) private var callback: (@Sendable (Observer, Model) -> Void)?
     private let observer: WeakReference
 
@@ -70,7 +70,7 @@ final class _ObserverSubscription<Observer: AnyObject, Model: ObservableModel>: 
 
     override func loadObserver() -> AnyObject? { observer.load() }
 
-    override func invoke(observer: AnyObject?, root: ObservableModel) {
+    override func invoke(observer: AnyObject?, root: ObservableModelBase) {
         // Deliveries pass the observer given at creation (an `Observer`), alive.
         _withObserver(observer, as: Observer.self) { callback?($0, unsafeDowncast(root, to: Model.self)) }
     }
@@ -87,7 +87,7 @@ final class ErasedSubscription: Subscription, @unchecked Sendable {  // see Subs
     private let observer: WeakReference?
 
     init(
-        root: __shared ObservableModel, observer: AnyObject?, target: Target, options: ObservationOptions,
+        root: __shared ObservableModelBase, observer: AnyObject?, target: Target, options: ObservationOptions,
         queue: CoalescingQueue, wantsOldValue: Bool, site: CreationSite, callback: @escaping _GeneralCallback
     ) {
         self.callback = callback
@@ -99,19 +99,19 @@ final class ErasedSubscription: Subscription, @unchecked Sendable {  // see Subs
 
     override func loadObserver() -> AnyObject? { observer?.load() }
 
-    override func invoke(observer: AnyObject?, root: ObservableModel) {
+    override func invoke(observer: AnyObject?, root: ObservableModelBase) {
         // A stored nil, passed by address: a `nil` literal here is built on the stack and
         // destroyed through the existential's witnesses after the call (≈ 55 instructions).
         callback?(observer, root, noValue)
     }
 
-    override func invoke(observer: AnyObject?, root: ObservableModel, oldValue: Any?) {
+    override func invoke(observer: AnyObject?, root: ObservableModelBase, oldValue: Any?) {
         callback?(observer, root, oldValue)
     }
 
     /// A `.endpointChanges` delivery: the third argument is the endpoint it compared, as an
     /// ``EndpointDelivery`` (these subscriptions never take old values and endpoints both).
-    override func invoke(observer: AnyObject?, root: ObservableModel, endpoint: ObservedPath.Endpoint) {
+    override func invoke(observer: AnyObject?, root: ObservableModelBase, endpoint: ObservedPath.Endpoint) {
         callback?(observer, root, EndpointDelivery(endpoint: endpoint))
     }
 
@@ -126,7 +126,7 @@ nonisolated(unsafe) private let noValue: Any? = nil
 /// A type-erased callback: the observer (nil without one), the observed object, and the old
 /// value for change tokens (nil when unknown).
 @usableFromInline
-typealias _GeneralCallback = @Sendable (_ observer: AnyObject?, _ root: ObservableModel, _ oldValue: Any?) -> Void
+typealias _GeneralCallback = @Sendable (_ observer: AnyObject?, _ root: ObservableModelBase, _ oldValue: Any?) -> Void
 
 /// What a `.endpointChanges` delivery passes to a type-erased callback in place of an old
 /// value: the endpoint it compared, so the callback can deliver that very value.

@@ -6,16 +6,16 @@
 /// marked read by paths, so its setters call `_beginExclusiveStore()` out of line before
 /// storing, which finds and calls it. The setters' inline code is unchanged.
 final class WillChangeSubscription: Subscription, @unchecked Sendable {  // see Subscription
-    @exclusivity(unchecked) private var callback: (@Sendable (ObservableModel) -> Void)?
+    @exclusivity(unchecked) private var callback: (@Sendable (ObservableModelBase) -> Void)?
 
-    init(root: __shared ObservableModel, site: CreationSite, callback: @escaping @Sendable (ObservableModel) -> Void) {
+    init(root: __shared ObservableModelBase, site: CreationSite, callback: @escaping @Sendable (ObservableModelBase) -> Void) {
         self.callback = callback
         super.init(
             rootRegistry: root.registry, hasObserver: false, target: .property, options: .immediate,
             queue: CoalescingQueue.main, wantsOldValue: false, site: site)
     }
 
-    override func invoke(observer: AnyObject?, root: ObservableModel) {
+    override func invoke(observer: AnyObject?, root: ObservableModelBase) {
         callback?(root)
     }
 
@@ -26,7 +26,7 @@ final class WillChangeSubscription: Subscription, @unchecked Sendable {  // see 
     }
 
     /// Registers it with its object, which must be alive.
-    func register(on object: ObservableModel) {
+    func register(on object: ObservableModelBase) {
         let registry = object.registry
         registry.willChangeCount.add(1, ordering: .releasing)
         registry.retain(self)

@@ -37,7 +37,7 @@ import Synchronization
 ///
 /// > Note: **Threading.** As with `@Observable`, Observation's `onChange` runs on the thread
 /// > that sets the property.
-open class TrackedModel: ObservableModel, Observation.Observable {
+open class TrackedModel: ObservableModelBase, ModelObserving, Observation.Observable {
     final let observationRegistrar = ObservationRegistrar()
     /// The key paths that name each `@Observed` property in the registrar, by serial. Written
     /// once in `init`, before `self` can reach another thread; read-only after.

@@ -1,4 +1,4 @@
-extension ModelObserving where Self: ObservableModel {
+extension ModelObserving where Self: ObservableModelBase {
     /// Observes one property on behalf of `observer`, held weakly, and reports its old and new
     /// value: `observeChanges(_:)` with an observer.
     ///
@@ -91,7 +91,7 @@ extension ModelObserving where Self: ObservableModel {
     }
 }
 
-extension ModelObserving where Self: ObservableModel {
+extension ModelObserving where Self: ObservableModelBase {
     /// Observes a dotted string key path and reports its endpoint's old and new value, as
     /// `Any?` (nil while unreachable).
     ///
@@ -122,7 +122,7 @@ extension ModelObserving where Self: ObservableModel {
         _ callback: @escaping @Sendable (Self, PropertyChange<Any?>) -> Void
     ) throws(KeyPathError) -> ObservationToken {
         let parsed = try StringKeyPath.parse(path, root: self)
-        let read: @Sendable (ObservableModel) -> Any? = { root in
+        let read: @Sendable (ObservableModelBase) -> Any? = { root in
             if case .value(let value) = parsed.endpoint(from: root) { value } else { nil }
         }
         let last = LastDelivered<Any?>(read(self))
@@ -154,7 +154,7 @@ final class LastDelivered<Value>: Locked<Value>, @unchecked Sendable {  // state
     }
 }
 
-extension ModelObserving where Self: ObservableModel {
+extension ModelObserving where Self: ObservableModelBase {
     /// Observes the moment before each set of an `@Observed` property of the receiver: the
     /// callback runs on the setting thread, inside the setter, before the store, with the old
     /// value still in place (KVO's `.prior`, Combine's `objectWillChange`).

@@ -1,4 +1,4 @@
-extension ObservableModel {
+extension ObservableModelBase {
     /// The names of the properties that have at least one observer right now, in declaration
     /// order; `"*"` stands for observations of every property.
     ///
@@ -48,7 +48,7 @@ extension ObservableModel {
     }
 }
 
-extension ModelObserving where Self: ObservableModel {
+extension ModelObserving where Self: ObservableModelBase {
     /// The number of observations that watch `keyPath`, including `*` and paths through it.
     ///
     /// ```swift

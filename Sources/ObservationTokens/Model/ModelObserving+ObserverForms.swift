@@ -2,7 +2,7 @@
 // a `whichOf:` list, a chain's `endpointOf:`, or every property: the same callbacks with the
 // observer (held weakly) passed first, so that every target has both forms.
 
-extension ModelObserving where Self: ObservableModel {
+extension ModelObserving where Self: ObservableModelBase {
     /// Observes several key path chains with one token on behalf of `observer`, held weakly.
     ///
     /// ```swift

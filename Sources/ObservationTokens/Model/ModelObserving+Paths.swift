@@ -1,4 +1,4 @@
-extension ModelObserving where Self: ObservableModel {
+extension ModelObserving where Self: ObservableModelBase {
     /// Observes a key path chain: fires when any element along the path changes.
     ///
     /// When a middle object is replaced, the token stops watching the old object's rest of the

@@ -1,4 +1,4 @@
-extension ModelObserving where Self: ObservableModel {
+extension ModelObserving where Self: ObservableModelBase {
     /// Observes properties for as long as `observer` lives, without a token to keep.
     ///
     /// This is the observer-lifetime style: the observed object holds the observation, and
@@ -193,7 +193,7 @@ extension ModelObserving where Self: ObservableModel {
     }
 }
 
-extension ObservableModel {
+extension ObservableModelBase {
     /// Ends every observer-lifetime observation that `observer` made with `tell` on this
     /// object. Forgiving: calling it when nothing is observed, or twice, does nothing.
     public final func stopTelling(_ observer: AnyObject) {

@@ -1,4 +1,4 @@
-extension ModelObserving where Self: ObservableModel {
+extension ModelObserving where Self: ObservableModelBase {
     /// Observes several properties with one token whose callback learns which of them changed
     /// this tick.
     ///

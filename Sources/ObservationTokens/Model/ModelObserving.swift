@@ -1,14 +1,14 @@
 /// The observation methods of ``ObservableModel``, with key paths typed on the receiver.
 ///
-/// ``ObservableModel`` conforms; you never conform a type yourself. The protocol exists so the
-/// methods can name `Self` in key paths and callbacks.
-public protocol ModelObserving: AnyObject {}
-
-extension ObservableModel: ModelObserving {}
+/// ``ObservableModel`` conforms; you never conform a type yourself, except to name it again on
+/// a subclass of your own model class in a main-actor module (see ``ObservableModel``). The
+/// protocol exists so the methods can name `Self` in key paths and callbacks, and it inherits
+/// `SendableMetatype` so that a class naming it is not inferred to be main-actor isolated.
+public protocol ModelObserving: AnyObject, SendableMetatype {}
 
 // The typed entry points are inlinable so the key path is applied by code specialized for it
 // in the caller's module (see `TypedKey`); they only wrap their arguments and call `_observe`.
-extension ModelObserving where Self: ObservableModel {
+extension ModelObserving where Self: ObservableModelBase {
     /// Observes one property; the callback receives the observed object.
     ///
     /// ```swift
@@ -248,7 +248,7 @@ extension ModelObserving where Self: ObservableModel {
     }
 }
 
-extension ObservableModel {
+extension ObservableModelBase {
     /// Starts a single-key-path subscription built by an inlinable entry point. A key path that
     /// is not one `@Observed` property of the receiver (computed, composed, nested) becomes the
     /// tracked token that `track` makes (see `TrackedSubscription`).

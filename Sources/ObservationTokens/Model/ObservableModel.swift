@@ -25,13 +25,25 @@ import Synchronization
 /// person.firstName = "Ada"   // one callback at the end of this tick, on the main thread
 /// ```
 ///
+/// `ObservableModel` names this class together with ``ModelObserving``, the protocol that
+/// carries the `observe` methods. Naming a protocol that inherits `SendableMetatype` in the class
+/// declaration is what keeps a model `nonisolated` in a module whose default isolation is the
+/// main actor (new app targets): `final class Person: ObservableModel` compiles there as
+/// written, and its properties can be read by computed values and tokens on any thread. A
+/// subclass of your own model class names it again: `final class Student: Person, ModelObserving`
+/// (or is declared `nonisolated`).
+///
 /// The object keeps a weak set of the tokens that observe it; it never retains them, and tokens
 /// never retain it. When it deinitializes, every token rooted at it ends, and observers that
 /// adopt ``ObservedObjectDeinitObserver`` are told.
 ///
 /// > Note: From the moment an observed property is set until that change is delivered, the
 /// > object is retained by the pending delivery, so its observers run before it goes away.
-open class ObservableModel {
+public typealias ObservableModel = ObservableModelBase & ModelObserving
+
+/// The class behind ``ObservableModel``: subclass it as `ObservableModel`, which also names
+/// ``ModelObserving`` (see there for why).
+open class ObservableModelBase {
     /// Number of this object's properties (and `*`) with at least one observation edge, plus
     /// ``_readByPaths`` once a path has read one of its properties; 0 lets setters skip all
     /// bookkeeping. Changed only when a property gains its first edge or loses its last, so

@@ -19,7 +19,7 @@
 ///
 /// > Note: Called with no lock held, on the thread that created or ended the observation —
 /// > possibly inside a token's `deinit`. Observing `*` counts as observing every property.
-public protocol ObservationStateObserving: ObservableModel {
+public protocol ObservationStateObserving: ObservableModelBase {
     /// Called when the number of observers of `property` goes from 0 to 1 (`isObserved` is
     /// `true`) or from 1 to 0 (`false`).
     ///

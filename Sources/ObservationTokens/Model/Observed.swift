@@ -63,7 +63,7 @@ public struct Observed<Value> {
     }
 
     /// Not available: `@Observed` works only inside ``ObservableModel`` subclasses.
-    @available(*, unavailable, message: "@Observed can only be used on properties of an ObservableModel subclass")
+    @available(*, unavailable, message: "@Observed can only be used on properties of an ObservableModelBase subclass")
     public var wrappedValue: Value {
         get { fatalError("unavailable") }
         // swift-format-ignore
@@ -72,7 +72,7 @@ public struct Observed<Value> {
 
     /// Reads and writes the property, notifying observers of real changes.
     @inlinable
-    public static subscript<Model: ObservableModel>(
+    public static subscript<Model: ObservableModelBase>(
         _enclosingInstance object: Model,
         wrapped wrappedKeyPath: ReferenceWritableKeyPath<Model, Value>,
         storage storageKeyPath: ReferenceWritableKeyPath<Model, Self>
@@ -90,12 +90,12 @@ public struct Observed<Value> {
             // The old value is released only after the write access ends: its deinit (say, of a
             // model with tokens) must not run inside this property's exclusive access.
             let oldValue = object[keyPath: storageKeyPath].value
-            let edges = object._edgeCount.load(ordering: .relaxed) & ~ObservableModel._storeBit
+            let edges = object._edgeCount.load(ordering: .relaxed) & ~ObservableModelBase._storeBit
             if edges == 0 {
                 object[keyPath: storageKeyPath].value = newValue
                 return
             }
-            if edges < ObservableModel._readByPaths {
+            if edges < ObservableModelBase._readByPaths {
                 object[keyPath: storageKeyPath].value = newValue
             } else {
                 // Paths read this object on other threads: their reads and this store exclude
@@ -103,7 +103,7 @@ public struct Observed<Value> {
                 object._beginExclusiveStore()
                 object[keyPath: storageKeyPath].value = newValue
                 object._endStoreCounted()
-                if edges & (ObservableModel._readByPaths - 1) == 0 { return }  // nobody observes it now
+                if edges & (ObservableModelBase._readByPaths - 1) == 0 { return }  // nobody observes it now
             }
             // Compared after storing and before telling anyone, so a callback this set causes
             // always runs after the comparison.

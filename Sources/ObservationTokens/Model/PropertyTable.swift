@@ -29,12 +29,12 @@ struct PropertyTable: Sendable {
 
         /// The storage's serial in `object` (an instance of the table's class or a subclass).
         /// Reads the immutable serial alone, never the value.
-        func serial(in object: ObservableModel) -> UInt64 {
+        func serial(in object: ObservableModelBase) -> UInt64 {
             PropertyTable.address(of: object).load(fromByteOffset: serialOffset, as: UInt64.self)
         }
 
         /// The property's current value in `object`: a copy, as its getter would make.
-        func value(in object: ObservableModel) -> Any {
+        func value(in object: ObservableModelBase) -> Any {
             storageType.value(at: PropertyTable.address(of: object) + offset)
         }
     }
@@ -48,7 +48,7 @@ struct PropertyTable: Sendable {
 
         var valueType: Any.Type { storageType.valueType }
 
-        func state(in object: ObservableModel) -> any SyntheticStateProtocol {
+        func state(in object: ObservableModelBase) -> any SyntheticStateProtocol {
             storageType.state(at: PropertyTable.address(of: object) + offset)
         }
     }
@@ -75,7 +75,7 @@ struct PropertyTable: Sendable {
         let observableNames: [String]
         let keyPaths = KeyPathEntries()
 
-        init(building type: ObservableModel.Type) {
+        init(building type: ObservableModelBase.Type) {
             id = ObjectIdentifier(type)
             typeName = String(describing: type)
             var entries: [Entry] = []
@@ -120,7 +120,7 @@ struct PropertyTable: Sendable {
     }
 
     /// The table of `object`'s dynamic class.
-    init(_ object: ObservableModel) {
+    init(_ object: ObservableModelBase) {
         self = Self.of(type(of: object))
     }
 
@@ -128,7 +128,7 @@ struct PropertyTable: Sendable {
     ///
     /// - Complexity: O(1) after the first call for a class; O(*f*) in its stored properties
     ///   the first time.
-    static func of(_ type: ObservableModel.Type) -> PropertyTable {
+    static func of(_ type: ObservableModelBase.Type) -> PropertyTable {
         let id = ObjectIdentifier(type)
         let bits = last.load(ordering: .acquiring)
         if bits != 0 {
@@ -158,13 +158,13 @@ struct PropertyTable: Sendable {
     }
 
     /// The serial of the `@Observed` or synthetic property `name` of `object`; reads no value.
-    func serial(ofProperty name: String, in object: ObservableModel) -> UInt64? {
+    func serial(ofProperty name: String, in object: ObservableModelBase) -> UInt64? {
         if let entry = entry(named: name) { return entry.serial(in: object) }
         return syntheticEntry(named: name)?.state(in: object).serial
     }
 
     @inline(__always)
-    fileprivate static func address(of object: ObservableModel) -> UnsafeRawPointer {
+    fileprivate static func address(of object: ObservableModelBase) -> UnsafeRawPointer {
         UnsafeRawPointer(Unmanaged.passUnretained(object).toOpaque())
     }
 
@@ -180,7 +180,7 @@ struct PropertyTable: Sendable {
 
     /// Records that `keyPath`, applied to `object` (of this class), read the storage with
     /// `serial` (found by access capture).
-    func learn(_ keyPath: AnyKeyPath, serial: UInt64, on object: ObservableModel) {
+    func learn(_ keyPath: AnyKeyPath, serial: UInt64, on object: ObservableModelBase) {
         guard let index = entries.firstIndex(where: { $0.serial(in: object) == serial }) else { return }
         keyPaths.remember(keyPath, index: index)
     }
@@ -188,7 +188,7 @@ struct PropertyTable: Sendable {
     /// The name of the property of `object` whose storage has `serial`.
     ///
     /// - Complexity: O(*p*) reads of immutable serials.
-    func name(ofSerial serial: UInt64, in object: ObservableModel) -> String? {
+    func name(ofSerial serial: UInt64, in object: ObservableModelBase) -> String? {
         entries.first { $0.serial(in: object) == serial }?.name
     }
 }
@@ -241,7 +241,7 @@ extension Observed: ObservedLayout {
     }
 }
 
-extension ObservableModel {
+extension ObservableModelBase {
     /// The names of this object's observable properties — `@Observed` and synthetic
     /// (`@Computed`, `@Lazy`, `@Hybrid`) — superclass properties first, in declaration order.
     /// Each can be named in a string key path.
@@ -266,7 +266,7 @@ extension PropertyTable {
         let typeName: String
         let properties: [Property]
 
-        init(_ table: PropertyTable, type: ObservableModel.Type) {
+        init(_ table: PropertyTable, type: ObservableModelBase.Type) {
             typeName = table.typeName
             properties =
                 table.entries.map { Property(name: $0.name, valueType: $0.valueType) }
@@ -274,7 +274,7 @@ extension PropertyTable {
         }
 
         /// Every class has one: it is read from the class, not from an instance.
-        static func cached(for type: ObservableModel.Type) -> Schema? {
+        static func cached(for type: ObservableModelBase.Type) -> Schema? {
             Schema(PropertyTable.of(type), type: type)
         }
     }
@@ -286,8 +286,8 @@ extension PropertyTable {
     }
 
     /// The `ObservableModel` subclass a value of `type` holds, looking through `Optional`.
-    static func modelType(in type: Any.Type) -> ObservableModel.Type? {
-        if let model = type as? ObservableModel.Type { return model }
+    static func modelType(in type: Any.Type) -> ObservableModelBase.Type? {
+        if let model = type as? ObservableModelBase.Type { return model }
         if let optional = type as? any _OptionalType.Type { return modelType(in: optional.wrappedType) }
         return nil
     }

@@ -40,7 +40,7 @@ extension ChainEndpoint {
     }
 }
 
-extension ModelObserving where Self: ObservableModel {
+extension ModelObserving where Self: ObservableModelBase {
     /// Observes a key path chain; the callback tells an unreachable endpoint (an object on the
     /// way is nil) from a `nil` at the endpoint.
     ///

@@ -17,7 +17,7 @@
 /// often. Every segment must be an `@Observed` property: one that is not traps in debug builds.
 ///
 /// `@unchecked Sendable`: a chain holds only key paths, and closures that apply them.
-public struct KeyPathChain<Root: ObservableModel, Value>: @unchecked Sendable {
+public struct KeyPathChain<Root: ObservableModelBase, Value>: @unchecked Sendable {
     let steps: [PathStep]
     /// The endpoint now; nil when an optional intermediate is nil.
     @usableFromInline
@@ -28,11 +28,11 @@ public struct KeyPathChain<Root: ObservableModel, Value>: @unchecked Sendable {
     /// The inlinable initializers build `reader` and `evaluate` in the caller's module, where
     /// they are specialized; this part, which needs the key path object, stays here.
     @usableFromInline
-    init<Previous, Model: ObservableModel, Next>(
+    init<Previous, Model: ObservableModelBase, Next>(
         appendingTo previous: KeyPathChain<Root, Previous>?,
         segment: @escaping Segment<Model, Next>,
-        reader: @escaping (ObservableModel, AnyKeyPath) -> Any?,
-        modelReader: ((ObservableModel, AnyKeyPath) -> ObservableModel??)?,
+        reader: @escaping (ObservableModelBase, AnyKeyPath) -> Any?,
+        modelReader: ((ObservableModelBase, AnyKeyPath) -> ObservableModelBase??)?,
         evaluate: @escaping (Root) -> Value
     ) {
         var keyPath: AnyKeyPath?
@@ -59,7 +59,7 @@ public struct KeyPathChain<Root: ObservableModel, Value>: @unchecked Sendable {
     /// Appends a segment read on a non-optional model.
     @inlinable @inline(__always)
     public func then<Next>(_ keyPath: KeyPath<Value, Next>) -> KeyPathChain<Root, Next>
-    where Value: ObservableModel {
+    where Value: ObservableModelBase {
         let segment = Self.segment(keyPath)
         let evaluate = _evaluate
         return KeyPathChain<Root, Next>(
@@ -69,7 +69,7 @@ public struct KeyPathChain<Root: ObservableModel, Value>: @unchecked Sendable {
 
     /// Appends a segment read on an optional model; the endpoint becomes optional.
     @inlinable @inline(__always)
-    public func then<Model: ObservableModel, Next>(_ keyPath: KeyPath<Model, Next>) -> KeyPathChain<Root, Next?>
+    public func then<Model: ObservableModelBase, Next>(_ keyPath: KeyPath<Model, Next>) -> KeyPathChain<Root, Next?>
     where Value == Model? {
         let segment = Self.segment(keyPath)
         let evaluate = _evaluate
@@ -80,7 +80,7 @@ public struct KeyPathChain<Root: ObservableModel, Value>: @unchecked Sendable {
 
     /// Appends an optional segment read on an optional model; optionals are flattened.
     @inlinable @inline(__always)
-    public func then<Model: ObservableModel, Next>(_ keyPath: KeyPath<Model, Next?>) -> KeyPathChain<Root, Next?>
+    public func then<Model: ObservableModelBase, Next>(_ keyPath: KeyPath<Model, Next?>) -> KeyPathChain<Root, Next?>
     where Value == Model? {
         let segment = Self.segment(keyPath)
         let evaluate = _evaluate
@@ -122,9 +122,9 @@ public struct KeyPathChain<Root: ObservableModel, Value>: @unchecked Sendable {
 
     /// A path walk's reader for `segment`: nil for objects of other types.
     @inlinable @inline(__always)
-    static func reader<Model: ObservableModel, Next>(
+    static func reader<Model: ObservableModelBase, Next>(
         _ segment: @escaping Segment<Model, Next>
-    ) -> (ObservableModel, AnyKeyPath) -> Any? {
+    ) -> (ObservableModelBase, AnyKeyPath) -> Any? {
         { object, _ in
             // A class check on the metadata, cheaper than `as?` (a generic dynamic cast).
             guard object is Model else { return nil }
@@ -138,16 +138,16 @@ public struct KeyPathChain<Root: ObservableModel, Value>: @unchecked Sendable {
     /// `Any` box and no cast per read (see `TypedKey.modelReader`). Nil for values that hold no
     /// model class (the walk then reads through `reader`).
     @inlinable @inline(__always)
-    static func modelReader<Model: ObservableModel, Next>(
+    static func modelReader<Model: ObservableModelBase, Next>(
         _ segment: @escaping Segment<Model, Next>
-    ) -> ((ObservableModel, AnyKeyPath) -> ObservableModel??)? {
+    ) -> ((ObservableModelBase, AnyKeyPath) -> ObservableModelBase??)? {
         switch _ModelValueKind.of(Next.self) {
         case .model, .optionalModel:
             // `Item` and `Item?` are both laid out as `ObservableModel?` (a nullable reference).
             return { object, _ in
                 guard object is Model else { return nil }
                 let next = read(segment, on: unsafeDowncast(object, to: Model.self))
-                return .some(unsafeBitCast(next, to: ObservableModel?.self))
+                return .some(unsafeBitCast(next, to: ObservableModelBase?.self))
             }
         case .other:
             return nil
@@ -183,7 +183,7 @@ public struct KeyPathChain<Root: ObservableModel, Value>: @unchecked Sendable {
     /// (`ObservableModel._readExclusively`), since the delivering thread may not own the
     /// properties on the way. (Path walks read through `reader` under the same bit already.)
     @inlinable @inline(__always)
-    static func readExclusively<Model: ObservableModel, Next>(_ segment: Segment<Model, Next>, on model: Model)
+    static func readExclusively<Model: ObservableModelBase, Next>(_ segment: Segment<Model, Next>, on model: Model)
         -> Next
     {
         model._readExclusively { read(segment, on: model) }
@@ -197,7 +197,7 @@ extension Sequence<PathStep> {
     /// to (a `let`, a plain `var`): its position (1-based) and key path, checked along the
     /// objects the chain reaches from `root` now. A chain like that would never watch past the
     /// segment. Segments beyond a nil (or non-model) intermediate can't be checked yet.
-    func firstUnobservedSegment(from root: ObservableModel) -> (position: Int, keyPath: AnyKeyPath)? {
+    func firstUnobservedSegment(from root: ObservableModelBase) -> (position: Int, keyPath: AnyKeyPath)? {
         var object = root
         for (index, step) in enumerated() {
             guard case .typed(let box) = step, box.key.read(object) != nil else { return nil }
@@ -209,7 +209,7 @@ extension Sequence<PathStep> {
     }
 }
 
-extension ObservableModel {
+extension ObservableModelBase {
     /// Checks the typed chains of a new token: a segment that is not `@Observed` is a
     /// programming error (a trap in debug builds). Returns false when the token must end.
     final func checkChains(_ chains: [[PathStep]], fileID: StaticString, line: UInt) -> Bool {
@@ -233,7 +233,7 @@ extension ObservableModel {
 ///     AnyKeyPathChain(KeyPathChain(\UserCache.currentUser).then(\.name)),
 /// ]) { cache in … }   // one callback per tick, whichever path changed
 /// ```
-public struct AnyKeyPathChain<Root: ObservableModel>: Sendable {
+public struct AnyKeyPathChain<Root: ObservableModelBase>: Sendable {
     let steps: [PathStep]
 
     /// Erases the endpoint type of `chain`.

@@ -44,7 +44,7 @@ public enum KeyPathError: Error, Hashable, Sendable, CustomStringConvertible {
         case .unknownProperty(let name, let type, let path, let position):
             "unknown property '\(Self.short(name))' on \(type) (component \(position) of \(Self.quoted(path)))"
         case .notObservable(let name, let type, let path, let position):
-            "'\(Self.short(name))' is looked up on \(type), which is not an ObservableModel (component \(position) of \(Self.quoted(path)))"
+            "'\(Self.short(name))' is looked up on \(type), which is not an ObservableModelBase (component \(position) of \(Self.quoted(path)))"
         case .unsupportedComponent(let name, let path, let position):
             "unsupported component '\(Self.short(name))' (component \(position) of \(Self.quoted(path)))"
         case .noObservedProperty(let keyPath, let type):

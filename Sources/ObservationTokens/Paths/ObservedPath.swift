@@ -51,7 +51,7 @@ final class ObservedPath: Sendable {
     /// Whether `other` names the same properties in the same order: typed steps by key path,
     /// named steps by name, and a typed step against a named one by the names the paths
     /// describe from `root`.
-    func isSame(as other: ObservedPath, from root: ObservableModel) -> Bool {
+    func isSame(as other: ObservedPath, from root: ObservableModelBase) -> Bool {
         guard steps.count == other.steps.count else { return false }
         var mixed = false
         for (mine, theirs) in zip(steps, other.steps) {
@@ -82,12 +82,12 @@ final class ObservedPath: Sendable {
         steps.allSatisfy { step in
             guard case .typed(let box) = step else { return true }
             let key = box.key
-            guard let root = type(of: key.keyPath).rootType as? ObservableModel.Type else { return false }
+            guard let root = type(of: key.keyPath).rootType as? ObservableModelBase.Type else { return false }
             return PropertyTable.of(root).entry(forKeyPath: key.keyPath) != nil
         }
     }
 
-    func describe(from root: ObservableModel?) -> String {
+    func describe(from root: ObservableModelBase?) -> String {
         var names: [String] = []
         var object = root
         for (index, step) in steps.enumerated() {
@@ -118,7 +118,7 @@ final class ObservedPath: Sendable {
                     // Nothing there to look the name up on: the class's table knows it if the
                     // key path was resolved on another object of the class.
                     if case .typed(let box) = step,
-                        let root = type(of: box.key.keyPath).rootType as? ObservableModel.Type,
+                        let root = type(of: box.key.keyPath).rootType as? ObservableModelBase.Type,
                         let entry = PropertyTable.of(root).entry(forKeyPath: box.key.keyPath)
                     {
                         names.append(entry.name)
@@ -147,7 +147,7 @@ final class ObservedPath: Sendable {
         /// that read; 0 otherwise.
         let version: Int
 
-        init(object: ObservableModel, serial: UInt64, isLeaf: Bool, path: Int, step: Int, version: Int = 0) {
+        init(object: ObservableModelBase, serial: UInt64, isLeaf: Bool, path: Int, step: Int, version: Int = 0) {
             self.init(
                 registry: object.registry, serial: serial, isLeaf: isLeaf, path: path, step: step, version: version)
         }
@@ -182,7 +182,7 @@ final class ObservedPath: Sendable {
     /// length can't exhaust the stack. A `*` in the middle fans out; each (object, step) pair
     /// is visited once, so cycles in the object graph can't make the walk blow up.
     func walk(
-        from root: ObservableModel, startingAt start: Int = 0, pathIndex: Int = 0, into edges: inout some EdgeKeySink,
+        from root: ObservableModelBase, startingAt start: Int = 0, pathIndex: Int = 0, into edges: inout some EdgeKeySink,
         needsEndpoint: Bool = true
     ) -> Endpoint? {
         if hasInnerWildcard { return fanOut(from: root, pathIndex: pathIndex, into: &edges) }
@@ -234,15 +234,15 @@ final class ObservedPath: Sendable {
     /// without `needsEndpoint`, for a retarget, which needs no endpoint and reads nothing it can
     /// do without.
     func walkEdges(
-        from object: ObservableModel, startingAt start: Int, pathIndex: Int, into edges: inout some EdgeKeySink
+        from object: ObservableModelBase, startingAt start: Int, pathIndex: Int, into edges: inout some EdgeKeySink
     ) {
         // Each object is borrowed for its step: the first is the caller's, the others are kept
         // alive by `holder`. (A `var` of the object made every use retain and release it.)
         var current = Unmanaged.passUnretained(object)
-        var holder: ObservableModel?
+        var holder: ObservableModelBase?
         let last = steps.count - 1
         for index in start...last {
-            let next = current._withUnsafeGuaranteedRef { object -> ObservableModel?? in
+            let next = current._withUnsafeGuaranteedRef { object -> ObservableModelBase?? in
                 let registry = object.registry
                 // A typed step (the usual case) is read through its key, borrowed.
                 let key = unretainedKeys[index]
@@ -284,7 +284,7 @@ final class ObservedPath: Sendable {
 
     /// The serial of a path's last step that is not a typed key: a name, or `*` (whose synthetic
     /// properties are evaluated first, so that the edge hears of their dependencies).
-    private func leafSerial(_ index: Int, on object: ObservableModel) -> UInt64? {
+    private func leafSerial(_ index: Int, on object: ObservableModelBase) -> UInt64? {
         let step = steps[index]
         guard case .wildcard = step else { return step.resolveSerial(on: object) }
         PathStep.evaluateSyntheticProperties(of: object)
@@ -292,8 +292,8 @@ final class ObservedPath: Sendable {
     }
 
     /// The walk for paths with a `*` before the last step: a tree, not a line.
-    private func fanOut(from root: ObservableModel, pathIndex: Int, into edges: inout some EdgeKeySink) -> Endpoint? {
-        var work: [(object: ObservableModel, index: Int)] = [(root, 0)]
+    private func fanOut(from root: ObservableModelBase, pathIndex: Int, into edges: inout some EdgeKeySink) -> Endpoint? {
+        var work: [(object: ObservableModelBase, index: Int)] = [(root, 0)]
         var visited = Set<VisitKey>()
         var rootResolved = false
         while let (object, index) = work.popLast() {
@@ -334,7 +334,7 @@ final class ObservedPath: Sendable {
     }
 
     /// The endpoint's current value, without recording edges. Unreachable through a wildcard.
-    func endpoint(from root: ObservableModel) -> Endpoint {
+    func endpoint(from root: ObservableModelBase) -> Endpoint {
         var object = root
         for (index, step) in steps.enumerated() {
             guard let value = step.readForWalk(on: object)?.value else { return .unreachable }

@@ -22,7 +22,7 @@ enum PathStep: Sendable {
 
     /// The storage serial and value this step reads on `object`, or nil when `object` has no
     /// such observable property.
-    func resolve(on object: ObservableModel) -> (serial: UInt64, value: Any)? {
+    func resolve(on object: ObservableModelBase) -> (serial: UInt64, value: Any)? {
         switch self {
         case .typed(let box):
             let key = box.key
@@ -54,13 +54,13 @@ enum PathStep: Sendable {
     /// `resolve(on:)` for a path walk: the value is read under `object`'s registry lock and
     /// store bit, which marks the object as read by paths (its setters take the bit from then
     /// on), so a walk may read properties that other threads write.
-    func readForWalk(on object: ObservableModel) -> (serial: UInt64, value: Any)? {
+    func readForWalk(on object: ObservableModelBase) -> (serial: UInt64, value: Any)? {
         var version = 0
         return readForWalk(on: object, version: &version)
     }
 
     /// `readForWalk(on:)`, also setting `version` to the object's store version at the read.
-    func readForWalk(on object: ObservableModel, version: inout Int) -> (serial: UInt64, value: Any)? {
+    func readForWalk(on object: ObservableModelBase, version: inout Int) -> (serial: UInt64, value: Any)? {
         switch self {
         case .typed(let box):
             return Self.readForWalk(box.key, on: object, version: &version) { box.key.read($0) }
@@ -82,8 +82,8 @@ enum PathStep: Sendable {
 
     /// `readForWalk(on:version:)` for a middle step: the model the value holds (nil for none),
     /// read through typed code for typed keys, without an `Any` box or a dynamic cast.
-    func readModelForWalk(on object: ObservableModel, registry: Registry, version: inout Int) -> (
-        serial: UInt64, next: ObservableModel?
+    func readModelForWalk(on object: ObservableModelBase, registry: Registry, version: inout Int) -> (
+        serial: UInt64, next: ObservableModelBase?
     )? {
         guard case .typed(let box) = self else {
             return readForWalk(on: object, version: &version).map { ($0.serial, Self.model(in: $0.value)) }
@@ -92,8 +92,8 @@ enum PathStep: Sendable {
     }
 
     /// `readModelForWalk(on:registry:version:)` for a typed step's key.
-    static func readModelForWalk(_ box: TypedKeyBox, on object: ObservableModel, registry: Registry, version: inout Int)
-        -> (serial: UInt64, next: ObservableModel?)?
+    static func readModelForWalk(_ box: TypedKeyBox, on object: ObservableModelBase, registry: Registry, version: inout Int)
+        -> (serial: UInt64, next: ObservableModelBase?)?
     {
         // The usual case, a typed model step already resolved on this object: one lock round
         // trip that passes the reader and the key path along, copying neither the key nor its
@@ -111,7 +111,7 @@ enum PathStep: Sendable {
     /// A typed key's read for a walk, under `object`'s registry lock and store bit: the serial
     /// from the object's cache, the class's table, or (the first time) an access capture.
     private static func readForWalk<T>(
-        _ key: TypedKey, on object: ObservableModel, version: inout Int, _ read: (ObservableModel) -> T?
+        _ key: TypedKey, on object: ObservableModelBase, version: inout Int, _ read: (ObservableModelBase) -> T?
     ) -> (serial: UInt64, value: T)? {
         let registry = object.registry
         // A computed property is read outside the lock (reading it may compute it, which runs
@@ -163,7 +163,7 @@ enum PathStep: Sendable {
 
     /// The serial of the one `@Observed` storage of `object`, with the key path's own value
     /// type, that a capture saw: `\.zip` qualifies, `\.zip.count` and `\.a.b` don't.
-    static func singleAccess(_ recording: AccessCapture.Recording, on object: ObservableModel, valueType: Any.Type)
+    static func singleAccess(_ recording: AccessCapture.Recording, on object: ObservableModelBase, valueType: Any.Type)
         -> UInt64?
     {
         guard recording.count == 1, let access = recording.first, access.object == ObjectIdentifier(object),
@@ -174,7 +174,7 @@ enum PathStep: Sendable {
 
     /// The storage serial alone, for a leaf whose value isn't needed: after the first
     /// registration of a key path on an object, this touches no key path machinery at all.
-    func resolveSerial(on object: ObservableModel) -> UInt64? {
+    func resolveSerial(on object: ObservableModelBase) -> UInt64? {
         switch self {
         case .typed(let box):
             return box.key.resolveSerial(on: object)
@@ -190,7 +190,7 @@ enum PathStep: Sendable {
     /// The synthetic property (`@Computed`, `@Lazy`, `@Hybrid`) of `object` named `name`: its
     /// serial and its value, cached or computed now. Computing it also wires its dependencies,
     /// so a token made on it is told of their changes (observing evaluates at registration).
-    private static func synthetic(_ name: String, on object: ObservableModel) -> (serial: UInt64, value: Any)? {
+    private static func synthetic(_ name: String, on object: ObservableModelBase) -> (serial: UInt64, value: Any)? {
         guard let entry = PropertyTable(object).syntheticEntry(named: name) else { return nil }
         let state = entry.state(in: object)
         return (state.serial, state.value(of: object))
@@ -200,7 +200,7 @@ enum PathStep: Sendable {
     /// tracked or declared dependencies), so that a `*` edge made on it hears of their
     /// dependencies' changes (observing evaluates at registration). `@Lazy` ones stay unloaded
     /// until read: they have no dependencies.
-    static func evaluateSyntheticProperties(of object: ObservableModel) {
+    static func evaluateSyntheticProperties(of object: ObservableModelBase) {
         for entry in PropertyTable(object).synthetic {
             let state = entry.state(in: object)
             if state.hasDependencies, !state.isValid { _ = state.value(of: object) }
@@ -210,7 +210,7 @@ enum PathStep: Sendable {
     /// The serial of the storage `key` reads on `object`, if the key path was resolved on
     /// another object of the same class: reads that storage's immutable serial, not its value,
     /// and remembers it on the object.
-    fileprivate static func serialFromClass(of key: TypedKey, on object: ObservableModel) -> UInt64? {
+    fileprivate static func serialFromClass(of key: TypedKey, on object: ObservableModelBase) -> UInt64? {
         guard let entry = PropertyTable(object).entry(forKeyPath: key.keyPath) else { return nil }
         let serial = entry.serial(in: object)
         object.registry.remember(key.keyPath, serial: serial)
@@ -218,8 +218,8 @@ enum PathStep: Sendable {
     }
 
     /// The model object inside `value`, looking through `Optional`.
-    static func model(in value: Any) -> ObservableModel? {
-        value as? ObservableModel
+    static func model(in value: Any) -> ObservableModelBase? {
+        value as? ObservableModelBase
     }
 
     /// The class instance inside `value`, looking through `Optional`; nil for other values.
@@ -243,38 +243,38 @@ struct TypedKey: @unchecked Sendable {
     /// Applies `keyPath` (passed back in, so the closure captures nothing and, specialized,
     /// needs no allocation) to an object of its root type; nil for any other object.
     @usableFromInline
-    let reader: (ObservableModel, AnyKeyPath) -> Any?
+    let reader: (ObservableModelBase, AnyKeyPath) -> Any?
     /// `reader` for the middle of a path, where only the model the value holds matters: nil for
     /// an object of another type, `.some(nil)` for a value that holds no model. Specialized in
     /// the caller's module like `reader`, it reads the property without boxing it into `Any` and
     /// casts nothing at run time (a path walk's read of `owner: Item?`: ≈ 2,500 instructions
     /// through `Any`, a few dozen this way). Nil for keys built from a custom reader.
     @usableFromInline
-    let modelReader: ((ObservableModel, AnyKeyPath) -> ObservableModel??)?
+    let modelReader: ((ObservableModelBase, AnyKeyPath) -> ObservableModelBase??)?
 
     var valueType: Any.Type { type(of: keyPath).valueType }
 
-    func read(_ object: ObservableModel) -> Any? {
+    func read(_ object: ObservableModelBase) -> Any? {
         reader(object, keyPath)
     }
 
     /// `PathStep.resolveSerial(on:)` for this key, without building a step (a boxed value).
-    func resolveSerial(on object: ObservableModel) -> UInt64? {
+    func resolveSerial(on object: ObservableModelBase) -> UInt64? {
         if let serial = object.existingRegistry?.cachedSerial(for: keyPath) { return serial }
         if let serial = PathStep.serialFromClass(of: self, on: object) { return serial }
         return PathStep.key(self).resolve(on: object)?.serial
     }
 
     /// The model the value holds, for a walk through the middle of a path (see `modelReader`).
-    func readModel(_ object: ObservableModel) -> ObservableModel?? {
+    func readModel(_ object: ObservableModelBase) -> ObservableModelBase?? {
         if let modelReader { return modelReader(object, keyPath) }
         return read(object).map(PathStep.model(in:))
     }
 
     /// A key whose `reader` applies `keyPath` some other way (see `KeyPathChain.Segment`).
     init(
-        keyPath: AnyKeyPath, reader: @escaping (ObservableModel, AnyKeyPath) -> Any?,
-        modelReader: ((ObservableModel, AnyKeyPath) -> ObservableModel??)? = nil
+        keyPath: AnyKeyPath, reader: @escaping (ObservableModelBase, AnyKeyPath) -> Any?,
+        modelReader: ((ObservableModelBase, AnyKeyPath) -> ObservableModelBase??)? = nil
     ) {
         self.keyPath = keyPath
         self.reader = reader
@@ -285,14 +285,14 @@ struct TypedKey: @unchecked Sendable {
     /// never inlined (nor specialized for the closure), so that the closure stays the key
     /// path's only user where it is built.
     @usableFromInline @inline(never)
-    init(keyPathOf keyPath: () -> AnyKeyPath, reader: @escaping (ObservableModel, AnyKeyPath) -> Any?) {
+    init(keyPathOf keyPath: () -> AnyKeyPath, reader: @escaping (ObservableModelBase, AnyKeyPath) -> Any?) {
         self.keyPath = keyPath()
         self.reader = reader
         modelReader = nil
     }
 
     @inlinable @inline(__always)
-    init<Root: ObservableModel, Value>(_ keyPath: KeyPath<Root, Value>) {
+    init<Root: ObservableModelBase, Value>(_ keyPath: KeyPath<Root, Value>) {
         self.keyPath = keyPath
         reader = Self.reader(Root.self, Value.self)
         modelReader = nil
@@ -301,9 +301,9 @@ struct TypedKey: @unchecked Sendable {
     /// A reader that applies the key path it is handed, a `KeyPath<Root, Value>`; it captures
     /// nothing, so it needs no context.
     @inlinable @inline(__always)
-    static func reader<Root: ObservableModel, Value>(
+    static func reader<Root: ObservableModelBase, Value>(
         _ root: Root.Type, _ value: Value.Type
-    ) -> (ObservableModel, AnyKeyPath) -> Any? {
+    ) -> (ObservableModelBase, AnyKeyPath) -> Any? {
         // A class check on the metadata, cheaper than `as?` (a generic dynamic cast).
         { object, keyPath in
             guard object is Root else { return nil }
@@ -313,7 +313,7 @@ struct TypedKey: @unchecked Sendable {
     }
 
     @inlinable @inline(__always)
-    init<Root: ObservableModel>(partial keyPath: PartialKeyPath<Root>) {
+    init<Root: ObservableModelBase>(partial keyPath: PartialKeyPath<Root>) {
         self.keyPath = keyPath
         reader = { object, keyPath in
             guard object is Root else { return nil }
@@ -349,8 +349,8 @@ enum _ModelValueKind {
     /// classes, but the leaf's type is anything, and the check costs nothing at run time).
     @usableFromInline
     static func of<Value>(_ type: Value.Type) -> _ModelValueKind {
-        guard MemoryLayout<Value>.size == MemoryLayout<ObservableModel?>.size else { return .other }
-        if type is ObservableModel.Type { return .model }
+        guard MemoryLayout<Value>.size == MemoryLayout<ObservableModelBase?>.size else { return .other }
+        if type is ObservableModelBase.Type { return .model }
         if type is any _OptionalModel.Type { return .optionalModel }
         return .other
     }
@@ -360,4 +360,4 @@ enum _ModelValueKind {
 @usableFromInline
 protocol _OptionalModel {}
 
-extension Optional: _OptionalModel where Wrapped: ObservableModel {}
+extension Optional: _OptionalModel where Wrapped: ObservableModelBase {}

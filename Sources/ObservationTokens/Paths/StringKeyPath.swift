@@ -10,7 +10,7 @@
 /// type is a model class, whose names are read from the class). A value met at run time that
 /// is not observable simply ends the reachable part of the path, as nil does.
 enum StringKeyPath {
-    static func parse(_ path: String, root: ObservableModel) throws(KeyPathError) -> ObservedPath {
+    static func parse(_ path: String, root: ObservableModelBase) throws(KeyPathError) -> ObservedPath {
         guard !path.isEmpty else { throw .emptyPath }
         let components = path.split(separator: ".", omittingEmptySubsequences: false)
         var steps: [PathStep] = []
@@ -40,7 +40,7 @@ enum StringKeyPath {
     /// A collection element component (`#4`, `&2`, or an object-following `4`, which is
     /// bound here to the object at that index now); nil for other components.
     private static func collectionSteps(
-        _ component: Substring, after steps: [PathStep], root: ObservableModel, path: String, position: Int
+        _ component: Substring, after steps: [PathStep], root: ObservableModelBase, path: String, position: Int
     ) throws(KeyPathError) -> [PathStep]? {
         let isNumber = { (text: Substring) in !text.isEmpty && text.allSatisfy { $0.isASCII && $0.isNumber } }
         let isElementName = component.first.map { $0 == "#" || $0 == "&" } ?? false
@@ -93,9 +93,9 @@ enum StringKeyPath {
     }
 
     /// Follows the static types as far as they are known and reports the first bad component.
-    private static func check(_ steps: [PathStep], path: String, root: ObservableModel) throws(KeyPathError) {
+    private static func check(_ steps: [PathStep], path: String, root: ObservableModelBase) throws(KeyPathError) {
         var schema: PropertyTable.Schema? = PropertyTable.Schema(PropertyTable(root), type: type(of: root))
-        var instance: ObservableModel? = root
+        var instance: ObservableModelBase? = root
         for (offset, step) in steps.enumerated() {
             guard case .name(let name) = step else {
                 // Past a `*` the path fans out over properties of different types.

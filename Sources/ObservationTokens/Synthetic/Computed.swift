@@ -38,7 +38,7 @@
 /// - Complexity: A read of a valid value is a few loads for plain values, one lock round trip
 ///   otherwise; an invalidation is O(1) per invalidated property.
 @propertyWrapper
-public struct Computed<Model: ObservableModel, Value> {
+public struct Computed<Model: ObservableModelBase, Value> {
     /// The `ComputedState<Model, Value>`, typed `AnyObject` so inlinable code can load it.
     @usableFromInline
     let stateObject: AnyObject
@@ -111,7 +111,7 @@ public struct Computed<Model: ObservableModel, Value> {
     }
 
     /// Not available: `@Computed` works only inside ``ObservableModel`` subclasses.
-    @available(*, unavailable, message: "@Computed can only be used on properties of an ObservableModel subclass")
+    @available(*, unavailable, message: "@Computed can only be used on properties of an ObservableModelBase subclass")
     public var wrappedValue: Value {
         get { fatalError("unavailable") }
     }

@@ -17,7 +17,7 @@ import Synchronization
 /// `@usableFromInline`, with the valid-value read inlinable: a getter reads a valid cached
 /// value with the lock taken in the caller's module, specialized for `Value`.
 @usableFromInline
-final class ComputedState<Model: ObservableModel, Value>: Locked<ComputedState.Cache>, SyntheticStateProtocol,
+final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedState.Cache>, SyntheticStateProtocol,
     @unchecked Sendable
 {  // see Locked; `compute` is the user's @Sendable closure
     @usableFromInline
@@ -96,9 +96,9 @@ final class ComputedState<Model: ObservableModel, Value>: Locked<ComputedState.C
     /// Whether a computation ever cached a value (a never-read property has nothing to drop).
     var hasValue: Bool { withLock { $0.value != nil } }
 
-    func value(of owner: ObservableModel) -> Any { read(unsafeDowncast(owner, to: Model.self), keyPath: nil) }
+    func value(of owner: ObservableModelBase) -> Any { read(unsafeDowncast(owner, to: Model.self), keyPath: nil) }
 
-    func currentVersion(of owner: ObservableModel) -> UInt64 {
+    func currentVersion(of owner: ObservableModelBase) -> UInt64 {
         readVersioned(unsafeDowncast(owner, to: Model.self), keyPath: nil).version
     }
 
@@ -308,7 +308,7 @@ final class ComputedState<Model: ObservableModel, Value>: Locked<ComputedState.C
     /// tokens on it, which compare what they saw with the value when they are delivered.
     /// Computes nothing and runs no user code, except `.immediate` tokens on this property
     /// (unless `inDeinit`: then they are queued, as nothing may run inside a deinit).
-    func invalidate(owner: ObservableModel, inDeinit: Bool) {
+    func invalidate(owner: ObservableModelBase, inDeinit: Bool) {
         let tellsDependants = withLock { cache -> Bool in
             cache.generation &+= 1
             published.withdraw()

@@ -4,7 +4,7 @@
 /// Each computation first reads the declared paths with tracking on — which wires an edge to
 /// every storage on the way, before its value is read, as tracked reads do — and then runs the
 /// compute closure with no edges wired: what the closure reads is not a dependency.
-final class DeclaredDependencies<Model: ObservableModel>: Sendable {
+final class DeclaredDependencies<Model: ObservableModelBase>: Sendable {
     let paths: [String]
     let keyPaths: [PartialKeyPath<Model> & Sendable]
     /// The string paths, parsed on the first computation (a path is checked against an
@@ -58,7 +58,7 @@ final class DeclaredDependencies<Model: ObservableModel>: Sendable {
 
     /// Records each step's storage (which wires its edge) before reading its value to go on.
     private static func read(_ path: ObservedPath, from owner: Model) {
-        var object: ObservableModel = owner
+        var object: ObservableModelBase = owner
         for (index, step) in path.steps.enumerated() {
             if case .wildcard = step {
                 _recordObservedAccess(object, serial: PathStep.wildcardSerial, valueType: Any.self)

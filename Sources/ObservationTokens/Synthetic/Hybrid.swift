@@ -17,7 +17,7 @@
 ///
 /// - Complexity: Like ``Computed``; a set is O(*t*) in the tokens on the object.
 @propertyWrapper
-public struct Hybrid<Model: ObservableModel, Value> {
+public struct Hybrid<Model: ObservableModelBase, Value> {
     /// The `ComputedState<Model, Value>`, typed `AnyObject` so inlinable code can load it.
     @usableFromInline
     let stateObject: AnyObject
@@ -33,7 +33,7 @@ public struct Hybrid<Model: ObservableModel, Value> {
     }
 
     /// Not available: `@Hybrid` works only inside ``ObservableModel`` subclasses.
-    @available(*, unavailable, message: "@Hybrid can only be used on properties of an ObservableModel subclass")
+    @available(*, unavailable, message: "@Hybrid can only be used on properties of an ObservableModelBase subclass")
     public var wrappedValue: Value {
         get { fatalError("unavailable") }
         // swift-format-ignore

@@ -16,7 +16,7 @@
 /// - Complexity: A read of a valid value is a few loads for plain values of at most 32 bytes
 ///   (see ``Computed``), one lock round trip otherwise.
 @propertyWrapper
-public struct Lazy<Model: ObservableModel, Value> {
+public struct Lazy<Model: ObservableModelBase, Value> {
     /// The `ComputedState<Model, Value>`, typed `AnyObject` so inlinable code can load it.
     @usableFromInline
     let stateObject: AnyObject
@@ -32,7 +32,7 @@ public struct Lazy<Model: ObservableModel, Value> {
     }
 
     /// Not available: `@Lazy` works only inside ``ObservableModel`` subclasses.
-    @available(*, unavailable, message: "@Lazy can only be used on properties of an ObservableModel subclass")
+    @available(*, unavailable, message: "@Lazy can only be used on properties of an ObservableModelBase subclass")
     public var wrappedValue: Value {
         get { fatalError("unavailable") }
     }

@@ -1,4 +1,4 @@
-extension ModelObserving where Self: ObservableModel {
+extension ModelObserving where Self: ObservableModelBase {
     /// Marks a synthetic (`@Computed`) property invalid, and the computed properties that read it.
     ///
     /// Computes nothing: the next read recomputes it, and its tokens compare what they saw with

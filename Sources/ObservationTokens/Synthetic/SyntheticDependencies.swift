@@ -19,11 +19,11 @@ final class SyntheticDependencies: Subscription, AccessAttaching, @unchecked Sen
     }
 
     /// A dependency changed (immediate mode, inside its setter after unlocking).
-    override func invoke(observer: AnyObject?, root: ObservableModel, oldValue: Any?) {
+    override func invoke(observer: AnyObject?, root: ObservableModelBase, oldValue: Any?) {
         state?.invalidate(owner: root, inDeinit: false)
     }
 
-    override func invoke(observer: AnyObject?, root: ObservableModel) {
+    override func invoke(observer: AnyObject?, root: ObservableModelBase) {
         state?.invalidate(owner: root, inDeinit: false)
     }
 

@@ -7,12 +7,12 @@ enum SyntheticFields {
         let state: any SyntheticStateProtocol
     }
 
-    static func fields(of object: ObservableModel) -> [Field] {
+    static func fields(of object: ObservableModelBase) -> [Field] {
         PropertyTable(object).synthetic.map { Field(name: $0.name, state: $0.state(in: object)) }
     }
 
     /// The declared name of the property whose state is `state`, for messages.
-    static func name(of state: AnyObject, in object: ObservableModel) -> String {
+    static func name(of state: AnyObject, in object: ObservableModelBase) -> String {
         let name = fields(of: object).first { $0.state === state }?.name ?? "<unknown>"
         return "\(type(of: object)).\(name)"
     }

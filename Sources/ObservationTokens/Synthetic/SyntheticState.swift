@@ -12,14 +12,14 @@ protocol SyntheticStateProtocol: AnyObject {
     /// The key path the property's getter names itself with, once it has been read.
     var wrappedKeyPath: AnyKeyPath? { get }
     /// Marks the value invalid and tells its dependants and tokens (see `ComputedState`).
-    func invalidate(owner: ObservableModel, inDeinit: Bool)
+    func invalidate(owner: ObservableModelBase, inDeinit: Bool)
     func forceValid()
     /// The property's value on `owner` (the object whose storage holds this state), as its
     /// getter returns it: cached if valid, computed otherwise.
-    func value(of owner: ObservableModel) -> Any
+    func value(of owner: ObservableModelBase) -> Any
     /// The version of the property's value on `owner`, brought up to date first (computed if
     /// invalid): what a token compares with the version it last saw.
-    func currentVersion(of owner: ObservableModel) -> UInt64
+    func currentVersion(of owner: ObservableModelBase) -> UInt64
     /// The value that had `version`, if the property still keeps it (the current value, or an
     /// earlier one a token holds).
     func value(ofVersion version: UInt64) -> Any?
@@ -37,7 +37,7 @@ protocol SyntheticStateProtocol: AnyObject {
 /// caller keeps alive for the whole read, and is never replaced after the object's
 /// initialization. Not retaining it keeps a valid read free of reference counting.
 @inlinable @inline(__always)
-func _readSynthetic<Model: ObservableModel, Value>(
+func _readSynthetic<Model: ObservableModelBase, Value>(
     _ state: Unmanaged<AnyObject>, _ object: Model, _ keyPath: KeyPath<Model, Value>
 ) -> Value {
     state._withUnsafeGuaranteedRef { state in
@@ -51,6 +51,6 @@ func _readSynthetic<Model: ObservableModel, Value>(
 
 /// The setter of a `@Hybrid` property (see `_readSynthetic`).
 @usableFromInline
-func _setSynthetic<Model: ObservableModel, Value>(_ state: AnyObject, _ value: Value, _ object: Model) {
+func _setSynthetic<Model: ObservableModelBase, Value>(_ state: AnyObject, _ value: Value, _ object: Model) {
     unsafeDowncast(state, to: ComputedState<Model, Value>.self).set(value, owner: object)
 }

@@ -1,4 +1,4 @@
-extension ModelObserving where Self: ObservableModel {
+extension ModelObserving where Self: ObservableModelBase {
     /// Runs `body` now and again after each change of anything it read: a tracking token.
     ///
     /// The token's dependencies are every `@Observed` property, on any object, that the last
@@ -233,13 +233,13 @@ extension ModelObserving where Self: ObservableModel {
     }
 }
 
-extension ObservableModel {
+extension ObservableModelBase {
     /// The tracked token a typed key path falls back to when it is not a single `@Observed`
     /// property of the receiver (computed, composed, nested). `observes` is false (and the
     /// token ended) when the key path read no `@Observed` storage; that is reported (a trap
     /// in debug builds) when `reportsMisuse`.
     @usableFromInline
-    final func _observeTracked<Model: ObservableModel, Value>(
+    final func _observeTracked<Model: ObservableModelBase, Value>(
         _ key: TypedKey, read: _TrackedRead<Model, Value>, observer: AnyObject?, options: ObservationOptions,
         queue: CoalescingQueue, site: CreationSite, keepsLast: Bool, reportsMisuse: Bool,
         deliver: @escaping @Sendable (AnyObject?, Model, Value, Value) -> Void
@@ -260,7 +260,7 @@ extension ObservableModel {
     /// Starts a tracked subscription and wraps it in a token. When its first evaluation read
     /// no `@Observed` storage, the token is ended and `misuse`'s message, if any, is reported
     /// (a trap in debug builds).
-    final func _startTracked<Model: ObservableModel, Value>(
+    final func _startTracked<Model: ObservableModelBase, Value>(
         _ subscription: TrackedSubscription<Model, Value>, observer: AnyObject?, misuse: () -> String?
     ) -> (token: ObservationToken, observes: Bool) {
         let token = ObservationToken(subscription: subscription)
@@ -279,7 +279,7 @@ extension ObservableModel {
 ///
 /// `@unchecked Sendable`: it only applies one (immutable) key path.
 @usableFromInline
-struct _TrackedRead<Model: ObservableModel, Value>: @unchecked Sendable {
+struct _TrackedRead<Model: ObservableModelBase, Value>: @unchecked Sendable {
     @usableFromInline
     let apply: (Model) -> Value
 
@@ -300,7 +300,7 @@ struct _TrackedRead<Model: ObservableModel, Value>: @unchecked Sendable {
 ///
 /// `@unchecked Sendable`: it only applies one (immutable) key path.
 @usableFromInline
-struct _KeyPathAccess<Model: ObservableModel, Value>: @unchecked Sendable {
+struct _KeyPathAccess<Model: ObservableModelBase, Value>: @unchecked Sendable {
     @usableFromInline
     let segment: KeyPathChain<Model, Value>.Segment<Model, Value>
 

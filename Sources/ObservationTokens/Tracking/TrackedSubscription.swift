@@ -23,7 +23,7 @@ import Synchronization
 /// An object read by the last evaluation that deinitializes marks the token pending (its edge
 /// there is gone with the object's registry; nothing is read inside the deinit); the delivery
 /// re-evaluates and attaches again.
-final class TrackedSubscription<Model: ObservableModel, Value>: Subscription, @unchecked Sendable {  // see Subscription
+final class TrackedSubscription<Model: ObservableModelBase, Value>: Subscription, @unchecked Sendable {  // see Subscription
     /// What the token runs: `read` under tracking, then `deliver` with its result.
     struct Body {
         /// The tracked part: the key path or the user's closure. Receives the observer (nil
@@ -94,17 +94,17 @@ final class TrackedSubscription<Model: ObservableModel, Value>: Subscription, @u
         extras?.withLock { !$0.edges.isEmpty } ?? false
     }
 
-    override func invoke(observer: AnyObject?, root: ObservableModel) {
+    override func invoke(observer: AnyObject?, root: ObservableModelBase) {
         run(observer: observer, root: root, always: false)
     }
 
     /// `deliverNow`: immediate changes, and (with no old value) `.initial` and `fire()`,
     /// which deliver even an unchanged value.
-    override func invoke(observer: AnyObject?, root: ObservableModel, oldValue: Any?) {
+    override func invoke(observer: AnyObject?, root: ObservableModelBase, oldValue: Any?) {
         run(observer: observer, root: root, always: !isImmediate || oldValue == nil)
     }
 
-    private func run(observer: AnyObject?, root: ObservableModel, always: Bool) {
+    private func run(observer: AnyObject?, root: ObservableModelBase, always: Bool) {
         guard let body else { return }
         let model = unsafeDowncast(root, to: Model.self)
         let value = evaluate(body.read, observer: observer, root: model)

@@ -83,9 +83,9 @@ struct StringDestinationTests {
         // A path token reads `friend.friend` on walks: from then on the setters of `friend`
         // (and this write) take the store bit and count the store.
         let pathToken = try root.observe(path: "friend.friend.name", queue: queue) { _ in }
-        #expect(friend._edgeCount.load(ordering: .relaxed) >= ObservableModel._readByPaths)
+        #expect(friend._edgeCount.load(ordering: .relaxed) >= ObservableModelBase._readByPaths)
         let storesOf = { (object: ObservableModel) in
-            object._edgeCount.load(ordering: .relaxed) / ObservableModel._storeCount
+            object._edgeCount.load(ordering: .relaxed) / ObservableModelBase._storeCount
         }
         let before = storesOf(friend)
         let source = BindPerson(name: "x")

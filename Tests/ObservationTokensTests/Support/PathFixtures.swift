@@ -297,7 +297,7 @@ final class PathRecorder<Element: Sendable>: Sendable {
     }
 }
 
-extension ObservableModel {
+extension ObservableModelBase {
     /// Properties of this object with live observation edges; 0 when none (test hook).
     var pathEdgeCount: Int {
         observedPropertyCount

@@ -12,7 +12,7 @@ nonisolated enum Filter {
     }
 }
 
-nonisolated final class TodoItem: ObservableModel {
+final class TodoItem: ObservableModel {
     @Observed var title: String
     @Observed var done = false
 
@@ -21,7 +21,7 @@ nonisolated final class TodoItem: ObservableModel {
     }
 }
 
-nonisolated final class TodoList: ObservableModel {
+final class TodoList: ObservableModel {
     @Observed var items: [TodoItem] = []
     @Observed var filter = Filter.all
     @Computed({ (list: TodoList) in list.items.filter { !$0.done }.count }) var remaining: Int
