@@ -44,6 +44,8 @@ struct CollectionThreadingTests {
         #expect(keyCounted.value == (mutations + 2) / 3)
         #expect(numbers.attachedEdgeCount == 1)
         #expect(settings.attachedEdgeCount == 1)
+        // Cells of keys come and go with their tokens; key 0's stayed for its token throughout.
+        #expect(settings.keyCellCount == 1)
         withExtendedLifetime((numbers, settings, countToken, keyToken)) {}
     }
 }
