@@ -86,18 +86,6 @@ struct CollectionDigitKeyTests {
         #expect(fired.take() == ["settings.1", "*", "count", "*", "count", "scores.1"])
         withExtendedLifetime(tokens) {}
     }
-
-    /// A key named like a reserved component is observed with the typed API.
-    @Test func aKeyNamedCountIsObservedWithTheTypedAPI() {
-        let queue = CoalescingQueue(target: .manual)
-        let settings: ObservedDictionary<String, String> = [:]
-        let count = CoreCounter()
-        let token = settings.observe(key: "count", queue: queue) { _ in count.increment() }
-        settings["count"] = "3"
-        #expect(queue.drain() == 1)
-        #expect(count.value == 1)
-        withExtendedLifetime(token) {}
-    }
 }
 
 @Suite("Collection keys: what a collection keeps for key tokens")

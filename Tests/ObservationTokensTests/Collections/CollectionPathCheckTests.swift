@@ -74,7 +74,6 @@ struct CollectionPathCheckTests {
             "maybeItems.#0.bogus",
             .unknownProperty("bogus", type: "CollItem", path: "maybeItems.#0.bogus", position: 3)
         ),
-        ("maybeItems.0", .unsupportedComponent("0", path: "maybeItems.0", position: 2)),
     ]
 
     @Test(arguments: shelfCases)
@@ -84,99 +83,83 @@ struct CollectionPathCheckTests {
         #expect(shelf.pathEdgeCount == 0)
     }
 
-    /// A member key's membership is a `Bool`: nothing can follow it.
-    @Test func nothingFollowsAMemberKey() {
-        let list = CollList()
-        let key = list.tags.key(for: "urgent")
-        #expect(throws: KeyPathError.notObservable("x", type: "Bool", path: "tags.\(key).x", position: 3)) {
-            try list.observe(path: "tags.\(key).x", queue: CoalescingQueue(target: .manual)) { _ in }
-        }
-    }
-
-    /// The good paths next to the bad ones still resolve, and fire.
-    @Test func goodPathsPastCollectionsStillFire() throws {
+    /// Given a member key's path; when a component follows it, it throws (membership is a
+    /// `Bool`); and the good paths beside the bad ones resolve and fire.
+    @Test func badComponentsThrowWhileGoodOnesBesideThemFire() throws {
         let queue = CoalescingQueue(target: .manual)
         let (list, shelf) = Self.populated()
+        let key = list.tags.key(for: "urgent")
+        #expect(throws: KeyPathError.notObservable("x", type: "Bool", path: "tags.\(key).x", position: 3)) {
+            try list.observe(path: "tags.\(key).x", queue: queue) { _ in }
+        }
         let fired = CollLog<String>()
         let tokens = [
             try list.observe(path: "items.#3.title", queue: queue) { _ in fired.append("#3") },
+            try list.observe(path: "tags.\(key)", queue: queue) { _ in fired.append("urgent") },
             try shelf.observe(path: "rows.a.isDone", queue: queue) { _ in fired.append("a") },
             try shelf.observe(path: "grid.#0.#1.title", queue: queue) { _ in fired.append("grid") },
             try shelf.observe(path: "maybeItems.#0.title", queue: queue) { _ in fired.append("maybe") },
         ]
         list.items[3].title = "x"
+        list.tags.insert("urgent")
         shelf.rows["a"]?.isDone = true
         shelf.grid[0][1].title = "y"
-        #expect(queue.drain() == 3)
+        #expect(queue.drain() == 4)
         shelf.maybeItems = [CollItem("m")]  // the path changed: fires
         #expect(queue.drain() == 1)
         shelf.maybeItems?[0].title = "n"
         #expect(queue.drain() == 1)
-        #expect(fired.take() == ["#3", "a", "grid", "maybe", "maybe"])
+        #expect(fired.take() == ["#3", "urgent", "a", "grid", "maybe", "maybe"])
         withExtendedLifetime(tokens) {}
     }
 }
 
 /// Past an element whose type only run time knows (`Any`, a protocol), components are checked
 /// on each element the path reaches.
+/// Past an element whose type only run time knows (`Any`, a protocol), components are checked
+/// on each element the path reaches. The paths follow every element that has the component
+/// (`titled.#0.title` and `titled.*.title` over elements of two classes with a `title`, and a
+/// dictionary of `Any` values); reaching one that hasn't is a mistake in the path.
 @Suite("Collection paths: components checked at run time")
 struct CollectionRuntimeCheckTests {
-    /// Given an array of `any CollTitled`; when `titled.#0.title` and `titled.*.title` are
-    /// observed and elements of two classes with a `title` come and go; then the paths follow
-    /// each element's `title`.
-    @Test func aComponentPastAnElementOfUnknownTypeFollowsEveryElementThatHasIt() throws {
+    /// The paths follow elements of two classes that have the component; returns a failing
+    /// exit code where they don't, then reaches elements that lack it.
+    static func followElementsThenReachOnesWithout() {
         let queue = CoalescingQueue(target: .manual)
         let shelf = CollShelf()
         let item = CollItem("a")
         let other = CollOtherTitled()
         shelf.titled.append(item)
-        let fired = CollLog<String>()
-        let tokens = [
-            try shelf.observe(path: "titled.#0.title", queue: queue) { _ in fired.append("#0") },
-            try shelf.observe(path: "titled.*.title", queue: queue) { _ in fired.append("*") },
-        ]
-        item.title = "b"
-        #expect(queue.drain() == 2)
-        #expect(Set(fired.take()) == ["#0", "*"])
-        shelf.titled.insert(other, at: 0)  // index 0 changes; `*` re-attaches
-        #expect(queue.drain() == 2)
-        #expect(Set(fired.take()) == ["#0", "*"])
-        other.title = "c"
-        #expect(queue.drain() == 2)
-        #expect(Set(fired.take()) == ["#0", "*"])
-        item.title = "d"  // now at index 1: only `*`
-        #expect(queue.drain() == 1)
-        #expect(fired.take() == ["*"])
-        #expect(tokens[0].debugDescription.contains("titled.#0.title"))
-        withExtendedLifetime(tokens) {}
-    }
-
-    /// Dictionary values of type `Any`: a key component, then a property checked on the value.
-    @Test func aComponentPastAnAnyValueFollowsTheValue() throws {
-        let queue = CoalescingQueue(target: .manual)
-        let shelf = CollShelf()
-        let item = CollItem("a")
         shelf.anything["item"] = item
         shelf.anything["number"] = 1
-        let count = CoreCounter()
-        let token = try shelf.observe(path: "anything.item.title", queue: queue) { _ in count.increment() }
+        let fired = CollLog<String>()
+        let tokens = [
+            try? shelf.observe(path: "titled.#0.title", queue: queue) { _ in fired.append("#0") },
+            try? shelf.observe(path: "titled.*.title", queue: queue) { _ in fired.append("*") },
+            try? shelf.observe(path: "anything.item.title", queue: queue) { _ in fired.append("any") },
+        ]
         item.title = "b"
-        #expect(queue.drain() == 1)
+        guard queue.drain() == 3, Set(fired.take()) == ["#0", "*", "any"] else { exit(3) }
+        shelf.titled.insert(other, at: 0)  // index 0 changes; `*` re-attaches
         shelf.anything["number"] = 2  // another key
-        #expect(queue.drain() == 0)
-        #expect(count.value == 1)
-        withExtendedLifetime(token) {}
+        guard queue.drain() == 2, Set(fired.take()) == ["#0", "*"] else { exit(4) }
+        other.title = "c"
+        guard queue.drain() == 2, Set(fired.take()) == ["#0", "*"] else { exit(5) }
+        guard tokens[0]?.debugDescription.contains("titled.#0.title") == true else { exit(6) }
+        // Elements without the component: `*` re-attaching reaches them.
+        shelf.titled.append(CollUntitled())
+        shelf.titled.append(CollUntitled())
+        queue.drain()
+        item.title = "d"  // the elements that have it still fire
+        guard queue.drain() == 2 else { exit(7) }
+        withExtendedLifetime(tokens) {}
     }
 
     #if DEBUG
         /// Debug builds: reaching an element without the component traps, naming the path.
         @Test func reachingAnElementWithoutTheComponentTrapsNamingThePath() async {
             let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-                let shelf = CollShelf()
-                shelf.titled.append(CollItem("a"))
-                let token = try? shelf.observe(path: "titled.*.title", queue: CoalescingQueue(target: .manual)) { _ in }
-                shelf.titled.append(CollUntitled())  // re-attaching reaches it
-                withExtendedLifetime(token) {}
+                Self.followElementsThenReachOnesWithout()
             }
             let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
             #expect(message.contains("string path \"titled.*.title\""))
@@ -184,20 +167,10 @@ struct CollectionRuntimeCheckTests {
         }
     #else
         /// Release builds: no crash; the path is unreachable at that element, and one message
-        /// says why, however often the element is reached.
+        /// says why, however often such elements are reached.
         @Test func reachingAnElementWithoutTheComponentLogsOnce() async {
             let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
-                let queue = CoalescingQueue(target: .manual)
-                let shelf = CollShelf()
-                let item = CollItem("a")
-                shelf.titled.append(item)
-                let token = try? shelf.observe(path: "titled.*.title", queue: queue) { _ in }
-                shelf.titled.append(CollUntitled())
-                shelf.titled.append(CollUntitled())
-                queue.drain()
-                item.title = "b"  // the element that has it still fires
-                guard queue.drain() == 1 else { exit(2) }
-                withExtendedLifetime(token) {}
+                Self.followElementsThenReachOnesWithout()
             }
             let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
             let line = "CollUntitled has no @Observed property 'title'"
