@@ -45,11 +45,14 @@ func collItems(_ n: Int) -> [CollItem] { (0..<n).map { CollItem(String($0)) } }
 
 /// Hands collections to other threads for the threading test.
 ///
-/// `@unchecked Sendable`: one thread mutates the contents; the others only create and end
-/// tokens, which the library synchronizes. That is the rule the library asks users to follow.
+/// `@unchecked Sendable`: one thread mutates the contents (of `names`, none until the others
+/// are done); the others only create and end tokens, which the library synchronizes. That is the rule the library asks users to follow.
 final class CollShared: @unchecked Sendable {
     let numbers: ObservedArray<Int>
     let settings: ObservedDictionary<Int, Int>
+    /// Not mutated while other threads make tokens on it (string paths read the value they
+    /// reach when they are made).
+    let names = ObservedDictionary<Int, Int>()
 
     init(numbers: ObservedArray<Int>, settings: ObservedDictionary<Int, Int>) {
         self.numbers = numbers
