@@ -249,6 +249,8 @@ private func caseName(of error: KeyPathError) -> String {
     case .noObservedProperty: "noObservedProperty"
     case .emptyPathList: "emptyPathList"
     case .indexOutOfRange: "indexOutOfRange"
+    case .invalidKey: "invalidKey"
+    case .unknownMemberKey: "unknownMemberKey"
     case .wrongValueType: "wrongValueType"
     }
 }

@@ -38,8 +38,25 @@ let callbacks = queue.drain()  // 0: "1" is still in the array
 docExpect(callbacks == 0 && token.isValid, "callbacks == 0 && token.isValid")
 #sourceLocation()
     do {
-    docBlock("docs/Collections.md", 148)
-#sourceLocation(file: "docs/Collections.md", line: 149)
+    docBlock("docs/Collections.md", 114)
+#sourceLocation(file: "docs/Collections.md", line: 115)
+final class Row: ObservableModel {
+    @Observed var isDone = false
+}
+
+let rows: ObservedDictionary<String, Row> = ["write": Row(), "test": Row()]
+let rowsQueue = CoalescingQueue(target: .manual)
+let rowsToken = rows.observeEach(\.isDone, queue: rowsQueue) { rows in
+    print(rows.values.filter(\.isDone).count, "done")
+}
+rows["test"]?.isDone = true   // rowsToken fires once, at the end of the tick
+#sourceLocation()
+#sourceLocation(file: "docs/Collections.md", line: 113)
+docExpect(rowsQueue.drain() == 1, "rowsQueue.drain() == 1")
+#sourceLocation()
+    do {
+    docBlock("docs/Collections.md", 205)
+#sourceLocation(file: "docs/Collections.md", line: 206)
 let list = CollList()
 list.items.append(contentsOf: ["a", "b", "c", "d"].map(CollItem.init))
 let token = list.items.observeMutations(queue: queue) { items, changes in print(changes) }
@@ -52,12 +69,16 @@ list.items.append(CollItem("temp"))
 list.items.removeLast()
 let callbacks = queue.drain()  // one callback: ArrayChanges(removed: [1], inserted: [0, 4], replaced: [3])
 #sourceLocation()
-#sourceLocation(file: "docs/Collections.md", line: 147)
+#sourceLocation(file: "docs/Collections.md", line: 204)
 docExpect(callbacks == 1, "callbacks == 1")
 #sourceLocation()
     withExtendedLifetime(list) {}
     withExtendedLifetime(token) {}
     withExtendedLifetime(callbacks) {}
+    }
+    withExtendedLifetime(rows) {}
+    withExtendedLifetime(rowsQueue) {}
+    withExtendedLifetime(rowsToken) {}
     }
     withExtendedLifetime(queue) {}
     withExtendedLifetime(items) {}

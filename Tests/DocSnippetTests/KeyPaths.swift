@@ -48,8 +48,8 @@ let token = cache.observe([
 let token = try cache.observe(path: "currentUser.address.zipCode") { cache in print("zip code changed") }
 #sourceLocation()
     do {
-    docBlock("docs/KeyPaths.md", 107)
-#sourceLocation(file: "docs/KeyPaths.md", line: 108)
+    docBlock("docs/KeyPaths.md", 112)
+#sourceLocation(file: "docs/KeyPaths.md", line: 113)
   let currentUser = User(), homeAddress = Address(), workAddress = Address()
   cache.currentUser = currentUser
   let queue = CoalescingQueue(target: .manual)
@@ -60,7 +60,7 @@ let token = try cache.observe(path: "currentUser.address.zipCode") { cache in pr
   currentUser.address?.zipCode = "97210"
   let callbacks = queue.drain()        // 1: one callback at the end of the tick, prints "97210"
 #sourceLocation()
-#sourceLocation(file: "docs/KeyPaths.md", line: 106)
+#sourceLocation(file: "docs/KeyPaths.md", line: 111)
 docExpect(callbacks == 1, "callbacks == 1")
 #sourceLocation()
     withExtendedLifetime(currentUser) {}

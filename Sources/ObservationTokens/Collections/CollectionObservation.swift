@@ -122,20 +122,28 @@ final class FollowingSubscription<Element: AnyObject>: Subscription, @unchecked 
 
 /// What string key paths and `*` fan-outs need from a collection.
 protocol ObservedCollectionPaths: ObservableModelBase {
-    /// The serial and current value a path component names on this collection (`count`,
-    /// `#4`, a dictionary key, a set member's key), recording nothing; nil if it names none.
+    /// The serial and current value a `.name` step names on this collection (`count`, `#4`, a
+    /// dictionary key, a set member's key), recording nothing; nil if it names none. For
+    /// components met at run time: parsing turns the components it can into cell steps.
     func resolve(component: String) -> (serial: UInt64, value: Any)?
     /// The model objects among the elements (values, for dictionaries), each once, for `*.x`.
     var elementModels: [ObservableModelBase] { get }
-    /// The step for an object-following component (`items.4`): follows the object at
-    /// `index` now. Throws when there is none, or the collection can't follow objects.
-    func followingSteps(at index: Int, path: String, position: Int) throws(KeyPathError) -> [PathStep]
+    /// Parses one component of a string path on a collection of this type (`collection`, if
+    /// one is there now): the steps it becomes, and what the path reaches after it, so the
+    /// rest of the path is checked against the element type.
+    static func pathComponent(
+        _ component: String, on collection: Self?, path: String, position: Int
+    ) throws(KeyPathError) -> (steps: [PathStep], next: PathLevel)
 }
 
-extension ObservedCollectionPaths {
-    func followingSteps(at index: Int, path: String, position: Int) throws(KeyPathError) -> [PathStep] {
-        throw .unsupportedComponent(String(index), path: path, position: position)
-    }
+extension Substring {
+    /// One or more ASCII digits, nothing else.
+    var isASCIIDigits: Bool { !isEmpty && allSatisfy { $0.isASCII && $0.isNumber } }
+}
+
+extension String {
+    /// One or more ASCII digits, nothing else.
+    var isASCIIDigits: Bool { Substring(self).isASCIIDigits }
 }
 
 extension ObservableModelBase {

@@ -80,11 +80,20 @@ extension IndexCell {
 
 extension PathStep {
     /// How a description names a collection cell's step: `#4` for an index cell (`#?` when
-    /// no array is there to ask), `(followed object)` for an object-following cell, and the
-    /// empty string (nothing) for the step from a cell to its element. Nil for other keys.
+    /// no array is there to ask), `(followed object)` for an object-following cell, the key
+    /// for a key cell (`?` when no collection is there), the name of a component checked at
+    /// run time, and the empty string (nothing) for the step from a cell to its element. Nil
+    /// for other keys.
     static func collectionLabel(_ key: TypedKey, on object: ObservableModelBase?) -> String? {
         let keyPath = key.keyPath
         if keyPath == \IndexCell.element || keyPath == \FollowCell.element { return "" }
+        if let name = RuntimeComponentLabel.name(of: key) { return name }
+        // A key cell: the step to the cell names the key; the step to its value, nothing.
+        if type(of: keyPath).valueType is any AnyKeyCell.Type {
+            guard let cell = object.flatMap({ key.read($0) }) as? any AnyKeyCell else { return "?" }
+            return cell.keyLabel
+        }
+        if type(of: keyPath).rootType is any AnyKeyCell.Type { return "" }
         if keyPath == \FollowCell.cellSelf { return "(followed object)" }
         guard keyPath == \IndexCell.cellSelf else { return nil }
         guard let cell = object.flatMap({ key.read($0) }) as? IndexCell else { return "#?" }

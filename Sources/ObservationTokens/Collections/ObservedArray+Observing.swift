@@ -206,8 +206,8 @@ extension ObservedArray: IndexCellProviding {
 }
 
 extension ObservedArray: ObservedCollectionPaths {
-    /// `count`, `#4` (index-following); object-following components are turned into follow
-    /// keys when the path is parsed.
+    /// `count` or `#4` (index-following), for a `.name` step: a component met at run time, or
+    /// an index component made while no array was there.
     func resolve(component: String) -> (serial: UInt64, value: Any)? {
         if component == "count" {
             observation.countWasObserved.store(true, ordering: .releasing)
@@ -220,18 +220,6 @@ extension ObservedArray: ObservedCollectionPaths {
         return nil
     }
 
-    func followingSteps(at index: Int, path: String, position: Int) throws(KeyPathError) -> [PathStep] {
-        guard Element.self is AnyObject.Type else {
-            throw .unsupportedComponent(String(index), path: path, position: position)
-        }
-        guard storage.indices.contains(index) else {
-            throw .indexOutOfRange(index, count: storage.count, path: path, position: position)
-        }
-        let arrayID = ObjectIdentifier(self)
-        let cell = observation.withLock { $0.cell(following: storage[index] as AnyObject, arrayID: arrayID) }
-        return cell.steps(followersSerial: followersSerial)
-    }
-
     var elementModels: [ObservableModelBase] {
         var seen = Set<ObjectIdentifier>()
         return storage.compactMap { element in
@@ -240,5 +228,38 @@ extension ObservedArray: ObservedCollectionPaths {
             }
             return model
         }
+    }
+
+    /// `count`, `*` (every element), `#4` (index-following) or `4` (object-following, bound
+    /// here to the object at index 4 of `array`, which must be there).
+    static func pathComponent(
+        _ component: String, on array: ObservedArray?, path: String, position: Int
+    ) throws(KeyPathError) -> (steps: [PathStep], next: PathLevel) {
+        if component == "*" { return ([.wildcard], .element(Element.self)) }
+        if component == "count" { return ([.name(component)], .value(Int.self)) }
+        if component.first == "#", component.dropFirst().isASCIIDigits, let index = Int(component.dropFirst()) {
+            // Through a cell per index (see `IndexCell.pathSteps`). Where no array is there
+            // yet, the component stays a name, resolved on whatever array the walk meets (a
+            // storage per index on the array: O(k²) inserts with k of them).
+            let steps = array == nil ? [PathStep.name(component)] : IndexCell.pathSteps(index: index)
+            return (steps, .element(Element.self))
+        }
+        guard component.isASCIIDigits, let index = Int(component) else {
+            if component.first == "#" || component.first == "&" || component.first?.isNumber == true {
+                throw .unsupportedComponent(component, path: path, position: position)
+            }
+            throw .unknownProperty(component, type: String(describing: ObservedArray.self), path: path, position: position)
+        }
+        // Object-following: bound to the object at the index now.
+        guard let array, Element.self is AnyObject.Type else {
+            throw .unsupportedComponent(component, path: path, position: position)
+        }
+        guard array.storage.indices.contains(index) else {
+            throw .indexOutOfRange(index, count: array.storage.count, path: path, position: position)
+        }
+        let object = array.storage[index] as AnyObject
+        let arrayID = ObjectIdentifier(array)
+        let cell = array.observation.withLock { $0.cell(following: object, arrayID: arrayID) }
+        return (cell.steps(followersSerial: array.followersSerial), .element(Element.self, instance: object))
     }
 }

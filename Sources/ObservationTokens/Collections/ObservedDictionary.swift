@@ -51,6 +51,22 @@ public final class ObservedDictionary<Key: Hashable, Value>: ObservableModelBase
         super.init()
     }
 
+    /// Creates a dictionary with the contents of another observed dictionary, like
+    /// `ObservedArray(other)` and `ObservedSet(other)`. The copy has no observers; the original
+    /// keeps its own.
+    ///
+    /// ```swift
+    /// let backup = ObservedDictionary(preferences.settings)
+    /// preferences.settings["theme"] = "dark"   // backup["theme"] is unchanged
+    /// ```
+    ///
+    /// - Parameter other: The dictionary to copy. For tracking, reading it counts as reading its
+    ///   ``snapshot`` (any mutation).
+    /// - Complexity: O(1): the contents are shared until one of the two is mutated.
+    public convenience init(_ other: ObservedDictionary<Key, Value>) {
+        self.init(other.snapshot)
+    }
+
     @inline(__always)
     private var hasTokens: Bool { _edgeCount.load(ordering: .relaxed) != 0 }
 
@@ -94,7 +110,7 @@ public final class ObservedDictionary<Key: Hashable, Value>: ObservableModelBase
     }
 
     func recordKeyAccess(_ key: Key, valueType: Any.Type) {
-        recordCollectionAccess(serial: observation.serial(forKey: key), valueType: valueType)
+        recordCollectionAccess(serial: observation.keySerial(for: key), valueType: valueType)
     }
 
     // MARK: Mutations
@@ -211,9 +227,7 @@ extension ObservedDictionary {
         // The token's leaf is on a cell of its own (see `KeyCell`); unless `.endpointChanges`
         // asks for values, nothing reads the dictionary, so it can be made on any thread while
         // another thread mutates it.
-        let cell = observation.cell(forKey: key, ownerID: ObjectIdentifier(self)) { [weak self] in
-            self?.storage[key] ?? nil
-        }
+        let cell = keyCell(for: key)
         let steps = cell.steps(keyersSerial: observation.keyersSerial, reading: options.contains(.endpointChanges))
         return _observeSynthetic(
             _ModelSubscription(
@@ -254,12 +268,68 @@ extension ObservedDictionary {
     }
 }
 
+extension ObservedDictionary where Value: ObservableModelBase {
+    /// Observes a property of every value (`*.x`), including values added later.
+    ///
+    /// ```swift
+    /// let token = rows.observeEach(\.isDone) { rows in
+    ///     print(rows.values.filter(\.isDone).count, "done")
+    /// }
+    /// ```
+    ///
+    /// Fires once per tick when any value's property changes, and when the dictionary changes
+    /// (which may add or remove values). A value stored under two keys is watched once;
+    /// removing one of the keys keeps watching it under the other.
+    ///
+    /// - Parameters:
+    ///   - keyPath: An `@Observed` property of the value type.
+    ///   - options: `.initial`, `.immediate`; see ``ObservationOptions``.
+    ///   - queue: Where callbacks are delivered; the main queue by default.
+    ///   - callback: Receives the dictionary.
+    ///   - fileID: The file that creates the token (the default), named by debug-build misuse traps.
+    ///   - line: The line that creates the token (the default), named by debug-build misuse traps.
+    /// - Returns: The token that keeps the observation alive.
+    /// - Complexity: O(*n*) to create, and again on each mutation of the dictionary (the token
+    ///   re-attaches to the values).
+    public func observeEach<Property>(
+        _ keyPath: KeyPath<Value, Property>,
+        options: ObservationOptions = [],
+        queue: CoalescingQueue = .main,
+        fileID: StaticString = #fileID,
+        line: UInt = #line,
+        _ callback: @escaping @Sendable (ObservedDictionary) -> Void
+    ) -> ObservationToken {
+        _observeSynthetic(
+            _ModelSubscription(
+                root: self, target: .paths([ObservedPath(steps: [.wildcard, .key(TypedKey(keyPath))])]),
+                options: options.subtracting(.endpointChanges), queue: queue,
+                site: CreationSite(fileID: fileID, line: line), callback: callback))
+    }
+}
+
+extension ObservedDictionary: KeyCellProviding {
+    var keyersSerial: UInt64 { observation.keyersSerial }
+
+    /// The cell of `key`'s tokens, made if there is none; it leaves the key table with its
+    /// last token (see `KeyedObservation`).
+    func keyCell(for key: Key) -> KeyCell<Key> {
+        let dictionary = WeakReference(self)
+        return observation.cell(forKey: key, ownerID: ObjectIdentifier(self)) {
+            dictionary.load(as: ObservedDictionary.self)?.storage[key] ?? nil
+        }
+    }
+
+    /// Cells in the key table: one per key that tokens observe now (for tests).
+    var keyCellCount: Int { observation.cellCount }
+}
+
 extension ObservedDictionary: ObservedCollectionPaths {
-    /// `count`, or a key (for `String` keys).
+    /// `count`, or a key, for a component met at run time (past a value whose type only run
+    /// time knows): keys are made from the component, as when parsing.
     func resolve(component: String) -> (serial: UInt64, value: Any)? {
         if component == "count" { return (observation.countSerial, storage.count) }
-        guard let key = component as? Key else { return nil }
-        return (observation.serial(forKey: key), storage[key] as Any)
+        guard let key = Self.key(fromComponent: component) else { return nil }
+        return (observation.keySerial(for: key), storage[key] as Any)
     }
 
     var elementModels: [ObservableModelBase] {
@@ -269,6 +339,33 @@ extension ObservedDictionary: ObservedCollectionPaths {
                 return nil
             }
             return model
+        }
+    }
+
+    /// The key a path component names: the text itself for `String` keys, or the key made from
+    /// it for keys that can be made from text (`Int`, `Double`, `Bool`, … any
+    /// `LosslessStringConvertible`); nil when the key type can't be made from it.
+    static func key(fromComponent component: String) -> Key? {
+        if let key = component as? Key { return key }
+        if let convertible = Key.self as? any LosslessStringConvertible.Type {
+            return convertible.init(component) as? Key
+        }
+        return nil
+    }
+
+    /// `count`, `*` (every value), or a key: `settings.theme`, `scores.1`. A key's steps run
+    /// through its cell on whatever dictionary the path reaches when it is walked.
+    static func pathComponent(
+        _ component: String, on dictionary: ObservedDictionary?, path: String, position: Int
+    ) throws(KeyPathError) -> (steps: [PathStep], next: PathLevel) {
+        switch component {
+        case "*": return ([.wildcard], .element(Value.self))
+        case "count": return ([.name(component)], .value(Int.self))
+        default:
+            guard let key = key(fromComponent: component) else {
+                throw .invalidKey(component, keyType: String(describing: Key.self), path: path, position: position)
+            }
+            return (keyPathSteps(for: key), .element(Value.self))
         }
     }
 }

@@ -16,8 +16,9 @@
 /// ```
 ///
 /// A member fires only when it is really added or removed. For string paths, ``key(for:)``
-/// gives a member a key such as `"&3"`: `"tags.&3"`. Keys are numbered, not hashed, so two
-/// members never share one; ``member(forKey:)`` looks a member up by its key.
+/// gives a member a key such as `"&3"`: `"tags.&3"`. A key names the same member in every set
+/// of the element type, and two members never share one; ``member(forKey:)`` looks a member up
+/// by its key.
 ///
 /// > Note: Like `@Observed` values, the contents are not synchronized: don't mutate a set on
 /// > one thread while another reads or mutates it. A copy (``snapshot`` or
@@ -29,8 +30,6 @@ public final class ObservedSet<Element: Hashable>: ObservableModelBase, ModelObs
     @usableFromInline
     var storage: Set<Element>
     let observation = KeyedObservation<Element>()
-    /// Members' string keys, handed out by `key(for:)`.
-    private let memberKeys = Locked<MemberKeyTable<Element>>(state: MemberKeyTable())
 
     /// Creates an empty set.
     public override init() {
@@ -68,7 +67,7 @@ public final class ObservedSet<Element: Hashable>: ObservableModelBase, ModelObs
     /// ``observe(member:options:queue:fileID:line:_:)``.
     public subscript(contains member: Element) -> Bool {
         if isCapturingAccesses {
-            recordCollectionAccess(serial: observation.serial(forKey: member), valueType: Bool.self)
+            recordCollectionAccess(serial: observation.keySerial(for: member), valueType: Bool.self)
         }
         return storage.contains(member)
     }
@@ -76,7 +75,8 @@ public final class ObservedSet<Element: Hashable>: ObservableModelBase, ModelObs
     // MARK: Member keys
 
     /// A key for `member` to use in string paths (`"tags.&3"`): the same key every time for
-    /// equal members, never the key of another member. The member need not be in the set.
+    /// equal members, in every set of this element type, and never the key of another member.
+    /// The member need not be in the set.
     ///
     /// ```swift
     /// let key = tags.key(for: "linux")              // "&1"
@@ -84,41 +84,32 @@ public final class ObservedSet<Element: Hashable>: ObservableModelBase, ModelObs
     /// tags.member(forKey: key)                      // "linux" while it is a member
     /// ```
     ///
+    /// A string path binds the member when it is made: `"tags.&1"` watches `"linux"` in
+    /// whatever set `tags` holds, also after it is replaced by another set.
+    ///
     /// - Parameter member: Any value of the element type.
     /// - Returns: A key of the form `&` followed by a number.
-    /// - Complexity: O(1). The set remembers every member it gave a key to.
+    /// - Complexity: O(1). Keys are handed out in order from one table per element type for the
+    ///   whole process, which remembers every member it gave a key to (not the members of sets,
+    ///   nor the members tokens observe): name members in paths, not streams of values.
     public func key(for member: Element) -> String {
-        // The member is hashed and compared outside the lock (user code); the table is only
-        // added to, so a copy is searched and an extended copy installed if no one came first.
-        while true {
-            let (numbers, version) = memberKeys.withLock { ($0.numbers, $0.version) }
-            if let number = numbers[member] { return "&\(number)" }
-            var extended = numbers
-            let number = numbers.count + 1
-            extended[member] = number
-            let installed = memberKeys.withLock { table -> Bool in
-                guard table.version == version else { return false }
-                table.numbers = extended
-                table.members[number] = member
-                table.version += 1
-                return true
-            }
-            if installed { return "&\(number)" }
-        }
+        "&\(MemberKeys.table(for: Element.self).number(for: member))"
     }
 
-    /// The member that `key` (from ``key(for:)``) stands for, if it is in the set now.
+    /// The member that `key` (from ``key(for:)``, on any set of this element type) stands for,
+    /// if it is in this set now.
     ///
     /// - Parameter key: A key returned by ``key(for:)``.
     /// - Returns: The member, or nil if it is not in the set or the key is unknown.
     public func member(forKey key: String) -> Element? {
-        guard let member = keyedMember(key) else { return nil }
+        guard let member = Self.keyedMember(key) else { return nil }
         return storage.contains(member) ? member : nil
     }
 
-    private func keyedMember(_ key: String) -> Element? {
+    /// The member `key` stands for, in or out of any set; nil for an unknown key.
+    static func keyedMember(_ key: String) -> Element? {
         guard key.first == "&", let number = Int(key.dropFirst()) else { return nil }
-        return memberKeys.withLock { $0.members[number] }
+        return MemberKeys.table(for: Element.self).member(number: number)
     }
 
     // MARK: Mutations
@@ -159,12 +150,59 @@ public final class ObservedSet<Element: Hashable>: ObservableModelBase, ModelObs
     }
 }
 
-/// Numbers handed out as member keys, and the members they stand for.
-struct MemberKeyTable<Element: Hashable> {
+/// The member keys of one element type: numbers handed out in order, and the members they
+/// stand for. One table per element type for the whole process (see `MemberKeys`), so a key
+/// names the same member in every set.
+final class MemberKeyTable<Element: Hashable>: Locked<MemberKeyTableState<Element>>, @unchecked Sendable {  // see Locked
+    init() { super.init(state: MemberKeyTableState()) }
+
+    /// The number of `member`, handed out now if it has none. The member is hashed and compared
+    /// outside the lock (user code); the table is only added to, so a copy is searched and an
+    /// extended copy installed if no one came first.
+    func number(for member: Element) -> Int {
+        while true {
+            let (numbers, version) = withLock { ($0.numbers, $0.version) }
+            if let number = numbers[member] { return number }
+            var extended = numbers
+            let number = numbers.count + 1
+            extended[member] = number
+            let installed = withLock { table -> Bool in
+                guard table.version == version else { return false }
+                table.numbers = extended
+                table.members[number] = member
+                table.version += 1
+                return true
+            }
+            if installed { return number }
+        }
+    }
+
+    func member(number: Int) -> Element? {
+        withLock { $0.members[number] }
+    }
+}
+
+/// A `MemberKeyTable`'s state.
+struct MemberKeyTableState<Element: Hashable> {
     var numbers: [Element: Int] = [:]
     var members: [Int: Element] = [:]
-    /// Counts installs of a new `numbers` table (see `ObservedSet.key(for:)`).
+    /// Counts installs of a new `numbers` table.
     var version = 0
+}
+
+/// The member key tables, one per element type.
+enum MemberKeys {
+    private static let tables = Locked<[ObjectIdentifier: AnyObject]>(state: [:])
+
+    static func table<Element: Hashable>(for type: Element.Type) -> MemberKeyTable<Element> {
+        let table = tables.withLock { tables in
+            if let table = tables[ObjectIdentifier(type)] { return table }
+            let table = MemberKeyTable<Element>()
+            tables[ObjectIdentifier(type)] = table
+            return table
+        }
+        return unsafeDowncast(table, to: MemberKeyTable<Element>.self)
+    }
 }
 
 // MARK: - SetAlgebra
@@ -291,9 +329,7 @@ extension ObservedSet {
     ) -> ObservationToken {
         // The token's leaf is on a cell of its own (see `KeyCell`); unless `.endpointChanges`
         // asks for values, nothing reads the set.
-        let cell = observation.cell(forKey: member, ownerID: ObjectIdentifier(self)) { [weak self] in
-            self?.storage.contains(member)
-        }
+        let cell = keyCell(for: member)
         let steps = cell.steps(keyersSerial: observation.keyersSerial, reading: options.contains(.endpointChanges))
         return _observeSynthetic(
             _ModelSubscription(
@@ -335,16 +371,92 @@ extension ObservedSet {
     }
 }
 
+extension ObservedSet where Element: ObservableModelBase {
+    /// Observes a property of every member (`*.x`), including members added later.
+    ///
+    /// ```swift
+    /// let token = team.observeEach(\.isOnline) { team in
+    ///     print(team.filter(\.isOnline).count, "online")
+    /// }
+    /// ```
+    ///
+    /// Fires once per tick when any member's property changes, and when the set changes (which
+    /// may add or remove members).
+    ///
+    /// - Parameters:
+    ///   - keyPath: An `@Observed` property of the element type.
+    ///   - options: `.initial`, `.immediate`; see ``ObservationOptions``.
+    ///   - queue: Where callbacks are delivered; the main queue by default.
+    ///   - callback: Receives the set.
+    ///   - fileID: The file that creates the token (the default), named by debug-build misuse traps.
+    ///   - line: The line that creates the token (the default), named by debug-build misuse traps.
+    /// - Returns: The token that keeps the observation alive.
+    /// - Complexity: O(*n*) to create, and again on each mutation of the set (the token
+    ///   re-attaches to the members).
+    public func observeEach<Property>(
+        _ keyPath: KeyPath<Element, Property>,
+        options: ObservationOptions = [],
+        queue: CoalescingQueue = .main,
+        fileID: StaticString = #fileID,
+        line: UInt = #line,
+        _ callback: @escaping @Sendable (ObservedSet) -> Void
+    ) -> ObservationToken {
+        _observeSynthetic(
+            _ModelSubscription(
+                root: self, target: .paths([ObservedPath(steps: [.wildcard, .key(TypedKey(keyPath))])]),
+                options: options.subtracting(.endpointChanges), queue: queue,
+                site: CreationSite(fileID: fileID, line: line), callback: callback))
+    }
+}
+
+extension ObservedSet: KeyCellProviding {
+    var keyersSerial: UInt64 { observation.keyersSerial }
+
+    /// The cell of `member`'s tokens, made if there is none; it leaves the key table with its
+    /// last token (see `KeyedObservation`).
+    func keyCell(for member: Element) -> KeyCell<Element> {
+        let set = WeakReference(self)
+        return observation.cell(forKey: member, ownerID: ObjectIdentifier(self)) {
+            set.load(as: ObservedSet.self)?.storage.contains(member)
+        }
+    }
+
+    /// Cells in the key table: one per member that tokens observe now (for tests).
+    var keyCellCount: Int { observation.cellCount }
+}
+
 extension ObservedSet: ObservedCollectionPaths {
-    /// `count`, or a member's key (`&3`).
+    /// `count`, or a member's key (`&3`), for a component met at run time (past a value whose
+    /// type only run time knows).
     func resolve(component: String) -> (serial: UInt64, value: Any)? {
         if component == "count" { return (observation.countSerial, storage.count) }
-        guard let member = keyedMember(component) else { return nil }
-        return (observation.serial(forKey: member), storage.contains(member))
+        guard let member = Self.keyedMember(component) else { return nil }
+        return (observation.keySerial(for: member), storage.contains(member))
     }
 
     var elementModels: [ObservableModelBase] {
         storage.compactMap { PathStep.model(in: $0) }
+    }
+
+    /// `count`, `*` (every member), or a member's key (`&3`), which is bound to its member
+    /// here: the steps run through the member's cell on whatever set the path reaches when it
+    /// is walked, so the path follows its member into a replacing set.
+    static func pathComponent(
+        _ component: String, on set: ObservedSet?, path: String, position: Int
+    ) throws(KeyPathError) -> (steps: [PathStep], next: PathLevel) {
+        switch component {
+        case "*": return ([.wildcard], .element(Element.self))
+        case "count": return ([.name(component)], .value(Int.self))
+        default:
+            guard component.first == "&" else {
+                throw .unsupportedComponent(component, path: path, position: position)
+            }
+            guard let member = keyedMember(component) else {
+                throw .unknownMemberKey(
+                    component, type: String(describing: ObservedSet.self), path: path, position: position)
+            }
+            return (keyPathSteps(for: member), .value(Bool.self))
+        }
     }
 }
 

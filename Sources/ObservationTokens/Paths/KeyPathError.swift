@@ -30,6 +30,13 @@ public enum KeyPathError: Error, Hashable, Sendable, CustomStringConvertible {
     case emptyPathList
     /// An object-following array component (`items.4`) names an index the array doesn't have.
     case indexOutOfRange(Int, count: Int, path: String, position: Int)
+    /// A component names a dictionary key, but the dictionary's key type can't be made from
+    /// the component's text (`scores.high` on a dictionary with `Int` keys). `keyType` is the
+    /// key type.
+    case invalidKey(String, keyType: String, path: String, position: Int)
+    /// A set member's key (`&3`) that ``ObservedSet/key(for:)`` never handed out for the set's
+    /// element type. `type` is the set's type.
+    case unknownMemberKey(String, type: String, path: String, position: Int)
     /// A path written to (a binding's destination) ends at a property whose type is not the
     /// type of the values written: `valueType` is the property's, `writtenType` the values'.
     case wrongValueType(String, valueType: String, writtenType: String, path: String, position: Int)
@@ -53,6 +60,10 @@ public enum KeyPathError: Error, Hashable, Sendable, CustomStringConvertible {
             "empty list of paths: a token on it would observe nothing"
         case .indexOutOfRange(let index, let count, let path, let position):
             "index \(index) is beyond the end of an array of \(count) (component \(position) of \(Self.quoted(path))); use '#\(index)' to follow the index"
+        case .invalidKey(let name, let keyType, let path, let position):
+            "'\(Self.short(name))' can't be a key of type \(keyType) (component \(position) of \(Self.quoted(path)))"
+        case .unknownMemberKey(let name, let type, let path, let position):
+            "no member of \(type) has the key '\(Self.short(name))' (component \(position) of \(Self.quoted(path))); get keys from key(for:)"
         case .wrongValueType(let name, let valueType, let writtenType, let path, let position):
             "'\(Self.short(name))' holds \(valueType), but the values written to it are \(writtenType) (component \(position) of \(Self.quoted(path))); add a map to \(valueType) before binding"
         }

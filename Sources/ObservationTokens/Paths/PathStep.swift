@@ -37,8 +37,12 @@ enum PathStep: Sendable {
             guard let value, let serial = Self.singleAccess(recording, on: object, valueType: key.valueType) else {
                 return nil
             }
-            object.registry.remember(key.keyPath, serial: serial)
-            PropertyTable(object).learn(key.keyPath, serial: serial, on: object)
+            // A collection's key serial is not cached: the key path holds its key, which the
+            // cache would keep alive for the collection's life (see `KeySerial`).
+            if !KeySerial.contains(serial) {
+                object.registry.remember(key.keyPath, serial: serial)
+                PropertyTable(object).learn(key.keyPath, serial: serial, on: object)
+            }
             return (serial, value)
         case .name(let name):
             // Collections name their count, indexes, keys and members (Collections/).
@@ -154,7 +158,7 @@ enum PathStep: Sendable {
             }
         guard let result, let read = result.value else { return nil }
         version = result.version
-        if isNew {
+        if isNew, !KeySerial.contains(read.serial) {
             registry.remember(key.keyPath, serial: read.serial)
             PropertyTable(object).learn(key.keyPath, serial: read.serial, on: object)
         }

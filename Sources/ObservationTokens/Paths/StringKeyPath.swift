@@ -1,86 +1,50 @@
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// Parses and checks dotted string key paths such as `"currentUser.address.zipCode"`.
 ///
 /// Components are `@Observed` property names, or `*` for every `@Observed` property of the
 /// object at that level. On an observed collection, components name its parts (see
-/// `docs/Collections.md`): `count`, `#4` (index-following), `4` (object-following, bound at
-/// parse time), a dictionary key, or a set member's key (`&2`).
+/// `docs/Collections.md`): `count`, `*` (every element), `#4` (index-following), `4`
+/// (object-following, bound at parse time), a dictionary key, or a set member's key (`&2`,
+/// bound to its member at parse time).
 ///
-/// Checks happen up front as far as they can: the root's properties always; further
-/// components where the type at that level is known (an object is there now, or the declared
-/// type is a model class, whose names are read from the class). A value met at run time that
-/// is not observable simply ends the reachable part of the path, as nil does.
+/// Checks happen up front, component by component, as far as the types are known: an object
+/// that is there now, or the declared type (a model class, whose names are read from the
+/// class; an observed collection, whose element type is its generic argument). A value met at
+/// run time that is not observable simply ends the reachable part of the path, as nil does.
+/// Past an element whose type only run time knows (`Any`, `AnyObject`, a protocol), each
+/// component is checked on the object it reaches (see `RuntimeComponent`).
 enum StringKeyPath {
     static func parse(_ path: String, root: ObservableModelBase) throws(KeyPathError) -> ObservedPath {
         guard !path.isEmpty else { throw .emptyPath }
         let components = path.split(separator: ".", omittingEmptySubsequences: false)
+        // Empty components first, wherever they are (as before types are looked at).
+        if let empty = components.firstIndex(where: \.isEmpty) {
+            throw .emptyComponent(path: path, position: empty + 1)
+        }
         var steps: [PathStep] = []
         steps.reserveCapacity(components.count)
+        var level = PathLevel.of(root)
         for (offset, component) in components.enumerated() {
-            let position = offset + 1
-            if component.isEmpty { throw .emptyComponent(path: path, position: position) }
-            if component == "*" {
-                steps.append(.wildcard)
-                continue
-            }
-            if let collectionSteps = try collectionSteps(
-                component, after: steps, root: root, path: path, position: position)
-            {
-                steps.append(contentsOf: collectionSteps)
-                continue
-            }
-            guard isPropertyName(component) else {
-                throw .unsupportedComponent(String(component), path: path, position: position)
-            }
-            steps.append(.name(String(component)))
+            let (componentSteps, next) = try level.parse(String(component), path: path, position: offset + 1)
+            steps.append(contentsOf: componentSteps)
+            level = next
         }
-        try check(steps, path: path, root: root)
         return ObservedPath(steps: steps)
-    }
-
-    /// A collection element component (`#4`, `&2`, or an object-following `4`, which is
-    /// bound here to the object at that index now); nil for other components.
-    private static func collectionSteps(
-        _ component: Substring, after steps: [PathStep], root: ObservableModelBase, path: String, position: Int
-    ) throws(KeyPathError) -> [PathStep]? {
-        let isNumber = { (text: Substring) in !text.isEmpty && text.allSatisfy { $0.isASCII && $0.isNumber } }
-        let isElementName = component.first.map { $0 == "#" || $0 == "&" } ?? false
-        guard isElementName && isNumber(component.dropFirst()) || isNumber(component) else { return nil }
-        let holder: Any? =
-            if steps.isEmpty { root } else if case .value(let value) = ObservedPath(steps: steps).endpoint(from: root) {
-                value
-            } else { nil }
-        if isElementName {
-            // Resolved when walked (the collection may change); rejected now only on something
-            // that is there and is not a collection.
-            if let holder, !(PathStep.model(in: holder) is any ObservedCollectionPaths), !isNilOptional(holder) {
-                throw .unsupportedComponent(String(component), path: path, position: position)
-            }
-            // An array's index: through a cell per index (see `IndexCell.pathSteps`). Where no
-            // array is there yet, the component stays a name, resolved on whatever collection
-            // the walk meets (a storage per index on an array: O(k²) inserts with k of them).
-            if component.first == "#", let index = Int(component.dropFirst()),
-                let holder, PathStep.model(in: holder) is any IndexCellProviding
-            {
-                return IndexCell.pathSteps(index: index)
-            }
-            return [.name(String(component))]
-        }
-        guard let collection = holder.flatMap(PathStep.model(in:)) as? any ObservedCollectionPaths,
-            let index = Int(component)
-        else { throw .unsupportedComponent(String(component), path: path, position: position) }
-        return try collection.followingSteps(at: index, path: path, position: position)
-    }
-
-    /// Whether `value` is an `Optional` holding nothing (a collection may appear there later).
-    private static func isNilOptional(_ value: Any) -> Bool {
-        let mirror = Mirror(reflecting: value)
-        return mirror.displayStyle == .optional && mirror.children.isEmpty
     }
 
     /// Could be a Swift identifier: no whitespace, control characters or ASCII punctuation
     /// other than `_`, and no leading digit. Swift allows most other Unicode (letters of any
     /// script, emoji), so those pass here and are then looked up like any name.
-    private static func isPropertyName(_ component: Substring) -> Bool {
+    static func isPropertyName(_ component: String) -> Bool {
         guard let first = component.first, !first.isNumber else { return false }
         return component.unicodeScalars.allSatisfy { scalar in
             if scalar == "_" { return true }
@@ -92,51 +56,214 @@ enum StringKeyPath {
         }
     }
 
-    /// Follows the static types as far as they are known and reports the first bad component.
-    private static func check(_ steps: [PathStep], path: String, root: ObservableModelBase) throws(KeyPathError) {
-        var schema: PropertyTable.Schema? = PropertyTable.Schema(PropertyTable(root), type: type(of: root))
-        var instance: ObservableModelBase? = root
-        for (offset, step) in steps.enumerated() {
-            guard case .name(let name) = step else {
-                // Past a `*` the path fans out over properties of different types.
-                return
-            }
-            guard let currentSchema = schema else { return }
-            // Past a collection, components name elements, keys and members: checked when walked.
-            if instance is any ObservedCollectionPaths { return }
-            if name.first == "#" || name.first == "&" {
-                throw .unsupportedComponent(name, path: path, position: offset + 1)
-            }
-            guard let property = currentSchema.properties.first(where: { $0.name == name }) else {
-                throw .unknownProperty(name, type: currentSchema.typeName, path: path, position: offset + 1)
-            }
-            guard offset + 1 < steps.count else { return }
-            let valueType = property.valueType
-            let next = instance.flatMap { PropertyTable($0).entry(named: name)?.value(in: $0) }
-                .flatMap(PathStep.model(in:))
-            if let next {
-                instance = next
-                schema = PropertyTable.Schema(PropertyTable(next), type: type(of: next))
-            } else if let modelType = PropertyTable.modelType(in: valueType),
-                modelType is any ObservedCollectionPaths.Type
-            {
-                return
-            } else if let modelType = PropertyTable.modelType(in: valueType) {
-                instance = nil
-                schema = PropertyTable.Schema.cached(for: modelType)
-            } else if PropertyTable.mayHoldModel(valueType) {
-                // `Any`, `AnyObject` or a protocol: only run time can tell.
-                return
-            } else {
-                let nextName: String
-                if case .name(let name) = steps[offset + 1] { nextName = name } else { nextName = "*" }
-                if nextName.first == "#" || nextName.first == "&" {
-                    throw .unsupportedComponent(nextName, path: path, position: offset + 2)
-                }
-                throw .notObservable(
-                    nextName, type: String(describing: PropertyTable.unwrapped(valueType)), path: path,
-                    position: offset + 2)
-            }
+    /// Collection syntax: `#4`, `&2`, or a plain number.
+    static func isElementSyntax(_ component: String) -> Bool {
+        component.first == "#" || component.first == "&" || component.isASCIIDigits
+    }
+}
+
+/// What a string path reaches at some component, as far as parsing can tell: what the next
+/// component may be, and what it becomes.
+enum PathLevel {
+    /// A model whose class is known: the class of the object there now, or the declared class.
+    case model(PropertyTable.Schema, ObservableModelBase?)
+    /// An observed collection type, and the collection there now, if any.
+    case collection(any ObservedCollectionPaths.Type, (any ObservedCollectionPaths)?)
+    /// A value that is not observable, of the named type: nothing may follow.
+    case value(String)
+    /// The properties of different types that a model's `*` fans out over, or a property whose
+    /// declared type (`Any`, a protocol) holds nothing now: looked up when walked, unchecked.
+    case unchecked
+    /// Past a collection element whose type only run time knows: each component is checked on
+    /// the object it reaches (see `RuntimeComponent`).
+    case runtime
+
+    /// The level of an object that is there now.
+    static func of(_ object: ObservableModelBase) -> PathLevel {
+        if let collection = object as? any ObservedCollectionPaths { return .collection(type(of: collection), collection) }
+        return .model(PropertyTable.Schema(PropertyTable(object), type: type(of: object)), object)
+    }
+
+    /// The level of a value of `type`, or of `instance` if one is there now: a model property's
+    /// value (`isElement` false) or a collection's element.
+    static func of(_ type: Any.Type, instance: Any?, isElement: Bool) -> PathLevel {
+        if let instance, let model = PathStep.model(in: instance) { return of(model) }
+        let type = PropertyTable.unwrapped(type)
+        if let modelType = type as? ObservableModelBase.Type {
+            if let collectionType = modelType as? any ObservedCollectionPaths.Type { return .collection(collectionType, nil) }
+            // Elements declared as the base class itself can be of any model class.
+            if isElement, modelType == ObservableModelBase.self { return .runtime }
+            return .model(PropertyTable.Schema.cached(for: modelType) ?? .empty(modelType), nil)
         }
+        if PropertyTable.mayHoldModel(type) { return isElement ? .runtime : .unchecked }
+        return .value(String(describing: type))
+    }
+
+    /// A collection's element (a dictionary's value), of the declared type `type`.
+    static func element(_ type: Any.Type, instance: Any? = nil) -> PathLevel {
+        of(type, instance: instance, isElement: true)
+    }
+
+    /// A value of `type` that is not observable.
+    static func value(_ type: Any.Type) -> PathLevel {
+        .value(String(describing: type))
+    }
+
+    /// The steps `component` becomes at this level, and the level after it.
+    func parse(_ component: String, path: String, position: Int) throws(KeyPathError) -> (
+        steps: [PathStep], next: PathLevel
+    ) {
+        switch self {
+        case .model(let schema, let object):
+            if component == "*" { return ([.wildcard], .unchecked) }
+            guard !StringKeyPath.isElementSyntax(component), StringKeyPath.isPropertyName(component) else {
+                throw .unsupportedComponent(component, path: path, position: position)
+            }
+            guard let property = schema.properties.first(where: { $0.name == component }) else {
+                throw .unknownProperty(component, type: schema.typeName, path: path, position: position)
+            }
+            let value = object.flatMap { PropertyTable($0).entry(named: component)?.value(in: $0) }
+            return ([.name(component)], .of(property.valueType, instance: value, isElement: false))
+        case .collection(let type, let collection):
+            return try Self.parse(component, on: type, collection, path: path, position: position)
+        case .value(let typeName):
+            if StringKeyPath.isElementSyntax(component) {
+                throw .unsupportedComponent(component, path: path, position: position)
+            }
+            throw .notObservable(component, type: typeName, path: path, position: position)
+        case .unchecked:
+            if component == "*" { return ([.wildcard], .unchecked) }
+            // An element component is resolved on whatever collection the walk meets (an
+            // object-following one needs the array there now).
+            if component.first == "#" || component.first == "&" { return ([.name(component)], .unchecked) }
+            guard StringKeyPath.isPropertyName(component) else {
+                throw .unsupportedComponent(component, path: path, position: position)
+            }
+            return ([.name(component)], .unchecked)
+        case .runtime:
+            if component == "*" { return ([.wildcard], .unchecked) }
+            guard component.first == "#" || component.first == "&" || StringKeyPath.isPropertyName(component) else {
+                throw .unsupportedComponent(component, path: path, position: position)
+            }
+            return ([RuntimeComponent(name: component, path: path, position: position).step], .runtime)
+        }
+    }
+
+    /// `parse` on a collection type, opened so that its static requirement can be called.
+    private static func parse<Collection: ObservedCollectionPaths>(
+        _ component: String, on type: Collection.Type, _ collection: (any ObservedCollectionPaths)?, path: String,
+        position: Int
+    ) throws(KeyPathError) -> (steps: [PathStep], next: PathLevel) {
+        try Collection.pathComponent(component, on: collection as? Collection, path: path, position: position)
+    }
+}
+
+extension PropertyTable.Schema {
+    /// The schema of a class without `@Observed` properties.
+    static func empty(_ type: ObservableModelBase.Type) -> PropertyTable.Schema {
+        PropertyTable.Schema(PropertyTable.of(type), type: type)
+    }
+}
+
+/// A string path component past a collection element whose type only run time knows: checked
+/// on each object it reaches. A component the object doesn't have is a mistake in the path —
+/// a trap naming the path in debug builds; in release builds the path is unreachable there and
+/// a message says so once.
+///
+/// It becomes a typed step whose key path (`\ObservableModel.[_runtimeComponent: self]`) is
+/// its own, so the caches that remember what a key path resolved to on a class work as for
+/// any key path.
+struct RuntimeComponent: Hashable, Sendable {
+    let name: String
+    let path: String
+    let position: Int
+
+    var step: PathStep {
+        let component = self
+        return .key(
+            TypedKey(keyPath: \ObservableModelBase.[_runtimeComponent: self]) { object, _ in component.read(on: object) })
+    }
+
+    /// The value of the component on `object`, reporting the access as an `@Observed` getter
+    /// does; nil (and a report) when `object` has no such part.
+    func read(on object: ObservableModelBase) -> Any? {
+        if object === RuntimeComponentLabel.probe { return RuntimeComponentLabel(name: name) }
+        if let collection = object as? any ObservedCollectionPaths {
+            guard let (serial, value) = collection.resolve(component: name) else {
+                report(on: object)
+                return nil
+            }
+            if isCapturingAccesses { _recordObservedAccess(object, serial: serial, valueType: Any?.self) }
+            return value
+        }
+        let table = PropertyTable(object)
+        if let entry = table.entry(named: name) {
+            if isCapturingAccesses { _recordObservedAccess(object, serial: entry.serial(in: object), valueType: Any?.self) }
+            return entry.value(in: object)
+        }
+        if let entry = table.syntheticEntry(named: name) {
+            let state = entry.state(in: object)
+            let value = state.value(of: object)
+            if isCapturingAccesses { _recordObservedAccess(object, serial: state.serial, valueType: Any?.self) }
+            return value
+        }
+        report(on: object)
+        return nil
+    }
+
+    private func report(on object: ObservableModelBase) {
+        let message =
+            "string path \"\(path)\": \(type(of: object)) has no @Observed property '\(name)' (component \(position)). The element type is only known at run time, so the component is checked on each element it reaches; fix the path, or keep such elements out of the collection."
+        #if DEBUG
+            _reportMisuse(message)
+        #else
+            RuntimeComponentLog.logOnce(message)
+        #endif
+    }
+}
+
+extension ObservableModelBase {
+    /// The key path of a `RuntimeComponent` step (its identity and value type); reads like the
+    /// step.
+    subscript(_runtimeComponent component: RuntimeComponent) -> Any? {
+        component.read(on: self)
+    }
+}
+
+/// What a `RuntimeComponent` step's reader returns for the probe: its name, for descriptions.
+struct RuntimeComponentLabel {
+    let name: String
+
+    /// An object that no path reaches: asked of a step, it answers with its label.
+    static let probe = RuntimeComponentProbe()
+
+    /// The name of a `RuntimeComponent` step's key, or nil for other keys.
+    static func name(of key: TypedKey) -> String? {
+        guard key.keyPath is KeyPath<ObservableModelBase, Any?> else { return nil }
+        return (key.read(probe) as? RuntimeComponentLabel)?.name
+    }
+}
+
+/// See `RuntimeComponentLabel.probe`.
+final class RuntimeComponentProbe: ObservableModelBase, @unchecked Sendable {}  // no state
+
+/// Release builds: each message about a bad run-time component, once.
+enum RuntimeComponentLog {
+    private static let logged = Locked<Set<String>>(state: [])
+
+    static func logOnce(_ message: String) {
+        guard logged.withLock({ $0.insert(message).inserted }) else { return }
+        let line = "ObservationTokens: \(message)\n"
+        #if canImport(Glibc) || canImport(Musl) || canImport(Darwin)
+            var text = line
+            text.withUTF8 { bytes in _ = write(2, bytes.baseAddress, bytes.count) }
+        #else
+            print(line, terminator: "")
+        #endif
+    }
+
+    /// Whether `message` was logged (for tests).
+    static func hasLogged(_ message: String) -> Bool {
+        logged.withLock { $0.contains(message) }
     }
 }

@@ -73,8 +73,9 @@ struct CollectionPathTests {
         #expect(throws: KeyPathError.unsupportedComponent("0", path: "numbers.0", position: 2)) {
             try list.observe(path: "numbers.0") { _ in }
         }
-        #expect(throws: KeyPathError.unsupportedComponent("0", path: "settings.0", position: 2)) {
-            try list.observe(path: "settings.0") { _ in }
+        // A dictionary's components are keys (`settings.0` is the key "0"); `&1` is a set's.
+        #expect(throws: KeyPathError.unsupportedComponent("&1", path: "items.&1", position: 2)) {
+            try list.observe(path: "items.&1") { _ in }
         }
         // Index-following beyond the end is allowed.
         #expect((try? list.observe(path: "items.#40") { _ in }) != nil)

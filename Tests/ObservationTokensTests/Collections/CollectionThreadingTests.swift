@@ -14,6 +14,11 @@ struct CollectionThreadingTests {
         let countToken = numbers.observe(\.count, options: .immediate) { _ in counted.increment() }
         let keyCounted = CoreCounter()
         let keyToken = settings.observe(key: 0, options: .immediate) { _ in keyCounted.increment() }
+        // A key through a string path, whose cell is looked up on each walk, while other
+        // threads make and end string paths on the same keys.
+        let names = shared.names
+        let pathCounted = CoreCounter()
+        let pathToken = try? names.observe(path: "0", options: .immediate) { _ in pathCounted.increment() }
         let queue = CoalescingQueue(target: .manual)
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
@@ -32,6 +37,8 @@ struct CollectionThreadingTests {
                             numbers.observeElement(at: (round + worker) % 50, queue: queue) { _ in },
                             numbers.observeMutations(queue: queue) { _, _ in },
                             settings.observe(key: round % 5, queue: queue) { _ in },
+                            (try? shared.names.observe(path: "\(round % 5)", queue: queue) { _ in })
+                                ?? numbers.observeMutations(queue: queue) { _, _ in },
                             settings.observeMutations(queue: queue) { _, _ in },
                         ]
                         if round % 2 == 0 { tokens.forEach { $0.invalidate() } }
@@ -40,10 +47,16 @@ struct CollectionThreadingTests {
             }
         }
         _ = queue.drain()
+        names[0] = 1
+        names[1] = 1
+        #expect(pathCounted.value == 1)
+        #expect(names.keyCellCount == 1)
         #expect(counted.value == mutations)
         #expect(keyCounted.value == (mutations + 2) / 3)
         #expect(numbers.attachedEdgeCount == 1)
         #expect(settings.attachedEdgeCount == 1)
-        withExtendedLifetime((numbers, settings, countToken, keyToken)) {}
+        // Cells of keys come and go with their tokens; key 0's stayed for its tokens throughout.
+        #expect(settings.keyCellCount == 1)
+        withExtendedLifetime((numbers, settings, countToken, keyToken, pathToken)) {}
     }
 }

@@ -307,7 +307,9 @@ private let node = "RelHostileNode"
             #expect(components.indices.contains(position - 1) && components[position - 1].isEmpty)
         case .unknownProperty(let name, _, let errorPath, let position),
             .notObservable(let name, _, let errorPath, let position),
-            .unsupportedComponent(let name, let errorPath, let position):
+            .unsupportedComponent(let name, let errorPath, let position),
+            .invalidKey(let name, _, let errorPath, let position),
+            .unknownMemberKey(let name, _, let errorPath, let position):
             #expect(errorPath == path)
             #expect(components.indices.contains(position - 1) && components[position - 1] == name)
         case .noObservedProperty, .emptyPathList, .wrongValueType:
