@@ -113,10 +113,12 @@ struct ModelFeatures: OptionSet, Hashable, CustomStringConvertible {
     /// Callbacks that change things from inside the drain: set properties, cut references,
     /// invalidate or drop tokens (their own included), release objects.
     static let reentrancy = ModelFeatures(rawValue: 1 << 6)
+    /// Two `.manual` queues: tokens on either, drains of each (rules per queue).
+    static let queues = ModelFeatures(rawValue: 1 << 7)
     /// Several threads set properties (each the only writer of its own), then join and drain.
     static let threads = ModelFeatures(rawValue: 1 << 5)
 
-    static let all: ModelFeatures = [.computed, .collections, .paths, .bindings, .valueTokens, .reentrancy]
+    static let all: ModelFeatures = [.computed, .collections, .paths, .bindings, .valueTokens, .reentrancy, .queues]
 
     /// The groups that fail on today's main (see ``ModelBasedConfig/computedRulesLanded``):
     /// computed values (rules 2, 3, 6, 8), and value tokens, which `drain()` counts though their
@@ -131,6 +133,7 @@ struct ModelFeatures: OptionSet, Hashable, CustomStringConvertible {
         if contains(.bindings) { names.append("bindings") }
         if contains(.valueTokens) { names.append("valueTokens") }
         if contains(.reentrancy) { names.append("reentrancy") }
+        if contains(.queues) { names.append("queues") }
         if contains(.threads) { names.append("threads") }
         return names.isEmpty ? "stored" : "stored+" + names.joined(separator: "+")
     }

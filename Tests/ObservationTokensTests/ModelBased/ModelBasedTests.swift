@@ -52,10 +52,15 @@ struct ModelBasedTests {
             features: .reentrancy, test: "randomProgramsWithCallbacksThatChangeThingsFollowThePropagationRules")
     }
 
-    @Test(.enabled(if: ModelBasedConfig.isEnabled([.collections, .paths, .bindings, .reentrancy])))
+    @Test(.enabled(if: ModelBasedConfig.isEnabled(.queues)))
+    func randomProgramsWithTwoQueuesFollowThePropagationRules() {
+        ModelBasedRun.run(features: .queues, test: "randomProgramsWithTwoQueuesFollowThePropagationRules")
+    }
+
+    @Test(.enabled(if: ModelBasedConfig.isEnabled([.collections, .paths, .bindings, .reentrancy, .queues])))
     func randomProgramsWithEverythingButComputedValuesFollowThePropagationRules() {
         ModelBasedRun.run(
-            features: [.collections, .paths, .bindings, .reentrancy],
+            features: [.collections, .paths, .bindings, .reentrancy, .queues],
             test: "randomProgramsWithEverythingButComputedValuesFollowThePropagationRules")
     }
 
@@ -74,10 +79,10 @@ struct ModelBasedTests {
         ModelBasedRun.run(features: .all, test: "randomProgramsWithEveryFeatureFollowThePropagationRules")
     }
 
-    @Test(.enabled(if: ModelBasedConfig.isEnabled([.threads, .collections, .paths, .bindings, .reentrancy])))
+    @Test(.enabled(if: ModelBasedConfig.isEnabled([.threads, .collections, .paths, .bindings, .reentrancy, .queues])))
     func threadsSettingTheirOwnPropertiesThenADrainFollowThePropagationRules() {
         ModelBasedRun.run(
-            features: [.threads, .collections, .paths, .bindings, .reentrancy],
+            features: [.threads, .collections, .paths, .bindings, .reentrancy, .queues],
             test: "threadsSettingTheirOwnPropertiesThenADrainFollowThePropagationRules")
     }
 
@@ -93,8 +98,10 @@ struct ModelBasedTests {
 enum ModelBasedRun {
     /// The feature groups of the tests above, to share a time budget among the enabled ones.
     static let groups: [ModelFeatures] = [
-        [], .collections, .paths, .bindings, .reentrancy, [.collections, .paths, .bindings, .reentrancy], .computed,
-        .valueTokens, .all, [.threads, .collections, .paths, .bindings, .reentrancy], ModelFeatures.all.union(.threads),
+        [], .collections, .paths, .bindings, .reentrancy, .queues, [.collections, .paths, .bindings, .reentrancy, .queues],
+        .computed,
+        .valueTokens, .all, [.threads, .collections, .paths, .bindings, .reentrancy, .queues],
+        ModelFeatures.all.union(.threads),
     ]
 
     static func run(features: ModelFeatures, test: String) {

@@ -8,6 +8,13 @@ import ObservationTokens
 /// below recompute on: only the model-based suite (serialized) drains it.
 let modelQueue = CoalescingQueue(target: .manual)
 
+/// A second queue for tokens (feature group `queues`). Computed properties recompute on
+/// ``modelQueue`` only (the queue is fixed per declaration).
+let modelOtherQueue = CoalescingQueue(target: .manual)
+
+/// The queues of a program, by index.
+let modelQueues = [modelQueue, modelOtherQueue]
+
 /// Something the library did that a program can see: a callback ran (with the values it read),
 /// or a model object deinitialized.
 enum ModelEvent: Equatable, Sendable {

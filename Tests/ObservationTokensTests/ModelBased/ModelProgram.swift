@@ -147,10 +147,12 @@ enum ModelOp: Equatable, Sendable {
     /// `node.invalidate(\.t)`: the value recomputes equal, so nobody may hear of it.
     case invalidateComputed(node: Int, NodeComputedField)
     case invalidateHubComputed(hub: Int)
-    case observe(token: Int, TokenSpec, initial: Bool)
+    /// `queue` 0 is `modelQueue`, 1 is `modelOtherQueue`.
+    case observe(token: Int, TokenSpec, initial: Bool, queue: Int)
     case invalidateToken(Int)
     case dropToken(Int)
-    case drain
+    /// `drain()` of queue 0 (`modelQueue`) or 1 (`modelOtherQueue`).
+    case drain(Int)
     /// Each inner list runs on a thread of its own, all started together; then they are joined.
     /// Each property (and collection) is set by one thread only.
     case parallel([[ModelOp]])
@@ -245,17 +247,18 @@ extension ModelOp {
         case .removeMember(let n, let member): return one("n\(n).tags.remove(\(member))")
         case .invalidateComputed(let n, let field): return one("n\(n).invalidate(\\.\(field))")
         case .invalidateHubComputed(let h): return one("h\(h).invalidate(\\.hw)")
-        case .observe(let k, let spec, let initial):
+        case .observe(let k, let spec, let initial, let queue):
             let options: String
             if spec.isPipeline {
                 options = initial ? "" : "[]"
             } else {
                 options = initial ? ".initial" : ""
             }
-            return one("let k\(k) = " + spec.source(options: options))
+            let source = spec.source(options: options)
+            return one("let k\(k) = " + source + (queue == 0 ? "" : "   // on otherQueue"))
         case .invalidateToken(let k): return one("k\(k).invalidate()")
         case .dropToken(let k): return one("k\(k) = nil")
-        case .drain: return one("modelQueue.drain()")
+        case .drain(let queue): return one(queue == 0 ? "modelQueue.drain()" : "otherQueue.drain()")
         case .parallel(let threads):
             var lines = [indent + "parallel {   // one thread per block, started together, then joined"]
             for (index, ops) in threads.enumerated() {
@@ -359,12 +362,14 @@ struct ModelProgramGenerator {
             for _ in 0..<2 {
                 for _ in 0..<(8 + random.below(16)) { ops.append(sequentialOp()) }
                 ops.append(parallelPhase())
-                ops.append(.drain)
+                ops.append(.drain(0))
+                if features.contains(.queues) { ops.append(.drain(1)) }
             }
         } else {
             for _ in 0..<ModelBasedConfig.operationsPerProgram { ops.append(sequentialOp()) }
         }
-        ops.append(.drain)
+        ops.append(.drain(0))
+        if features.contains(.queues) { ops.append(.drain(1)) }
         return ops
     }
 
@@ -415,7 +420,7 @@ struct ModelProgramGenerator {
                 return .invalidateComputed(node: anyNode(), random.pick(fields))
             }
             return .invalidateHubComputed(hub: anyHub())
-        default: return .drain
+        default: return .drain(features.contains(.queues) && random.chance(40) ? 1 : 0)
         }
     }
 
@@ -504,7 +509,8 @@ struct ModelProgramGenerator {
         nextToken += 1
         tokens.append(k)
         let initial = spec.isPipeline ? random.chance(70) : random.chance(35)
-        return .observe(token: k, spec, initial: initial)
+        let queue = features.contains(.queues) && random.chance(35) ? 1 : 0
+        return .observe(token: k, spec, initial: initial, queue: queue)
     }
 
     private mutating func callbackAction() -> CallbackAction {

@@ -73,8 +73,10 @@ final class ModelRunner {
         // ran in a drain runs in the next one).
         let end = program.ops.count
         for _ in 0..<6 {
-            if let failure = step(.drain, at: end) { return failure }
-            if modelQueue.pendingCount == 0 { break }
+            for queue in modelQueues.indices {
+                if let failure = step(.drain(queue), at: end) { return failure }
+            }
+            if nothingPending { break }
         }
         return model.checkReleased(at: end, deadCollections: collectionsAreGone)
     }
@@ -82,16 +84,16 @@ final class ModelRunner {
     private func step(_ op: ModelOp, at index: Int) -> ModelFailure? {
         statistics.operations += 1
         switch op {
-        case .drain:
-            model.beginDrain()
-            let returned = modelQueue.drain()
+        case .drain(let queue):
+            model.beginDrain(queue: queue)
+            let returned = modelQueues[queue].drain()
             let events = log.take()
             count(events)
             statistics.drains += 1
             if let failure = model.checkDrainEvents(events, at: index) { return failure }
             let callbacks = events.filter { if case .callback = $0 { true } else { false } }.count
             if let failure = model.endDrain(returned: returned, callbacks: callbacks, at: index) { return failure }
-            if modelQueue.pendingCount == 0 {
+            if nothingPending {
                 return model.checkReleased(at: index, deadCollections: collectionsAreGone)
             }
             return nil
@@ -127,6 +129,8 @@ final class ModelRunner {
         }
     }
 
+    private var nothingPending: Bool { modelQueues.allSatisfy { $0.pendingCount == 0 } }
+
     private func collectionsAreGone(_ n: Int) -> Bool {
         (collections[n] ?? []).allSatisfy { $0.object == nil }
     }
@@ -159,9 +163,9 @@ final class ModelRunner {
             case .cc: node.invalidate(\.cc)
             }
         case .invalidateHubComputed(let h): hubs[h]!.invalidate(\.hw)
-        case .observe(let k, let spec, let initial):
+        case .observe(let k, let spec, let initial, let queue):
             // Made first, then stored: an action of its registration callback may change `tokens`.
-            let token = observe(k, spec, initial: initial)
+            let token = observe(k, spec, initial: initial, queue: modelQueues[queue])
             tokens[k] = token
         case .invalidateToken(let k): tokens[k]!.invalidate()
         case .dropToken(let k): tokens[k] = nil
@@ -201,9 +205,8 @@ final class ModelRunner {
 
     // MARK: Observations
 
-    private func observe(_ k: Int, _ spec: TokenSpec, initial: Bool) -> ObservationToken {
+    private func observe(_ k: Int, _ spec: TokenSpec, initial: Bool, queue q: CoalescingQueue) -> ObservationToken {
         let log = log
-        let q = modelQueue
         let o: ObservationOptions = initial ? .initial : []
         let probes = program.features.contains(.computed)
         // Callbacks also read a computed value of their root: it must be final (rule 3).
@@ -382,7 +385,8 @@ final class ModelRunner {
         nodes.removeAll()
         hubs.removeAll()
         for _ in 0..<8 {
-            if modelQueue.drain() == 0 && modelQueue.pendingCount == 0 { break }
+            let delivered = modelQueues.reduce(0) { $0 + $1.drain() }
+            if delivered == 0 && nothingPending { break }
         }
         _ = log.take()
     }

@@ -85,6 +85,7 @@ struct ModelFailure: Error, CustomStringConvertible {
         case staleValues = "callback read values that are not final (rule 3)"
         case afterEnd = "callback after the token's end (rule 8)"
         case drainCount = "drain() returned a count other than the callbacks that ran (rule 6)"
+        case wrongQueue = "callback in a drain of another queue"
         case initialDelivery = "wrong delivery at registration (rule 4)"
         case callbackOutsideDrain = "callback outside a drain with no .immediate token"
         case prematureDeinit = "object deinitialized while still referenced"
@@ -115,6 +116,8 @@ struct RefToken {
     let destination: RefObject?
     /// Delivered iff the compared value changed (value tokens), rather than by rules 1 and 2.
     let comparesValue: Bool
+    /// The queue it delivers through (0 or 1).
+    let queue: Int
     var ended = false
     /// Rule 1: a watched stored value changed since the last delivery.
     var dirty = false
@@ -143,6 +146,7 @@ struct ReferenceModel {
     private var usedTokenLabels: Set<Int> = []
     private var drainIndex = 0
     private var ranThisDrain: [Int] = []
+    private var drainingQueue = 0
     /// Set while the events of an operation that made token `k` are checked: its registration
     /// delivery is expected.
     private var pendingInitial: (token: Int, seen: Bool)?
@@ -368,7 +372,7 @@ struct ReferenceModel {
         case .setNext(let n, let to): return hasNode(n) && (to.map(hasNode) ?? true)
         case .setW(let h, _), .invalidateHubComputed(let h): return hasHub(h)
         case .setHubNode(let h, let to): return hasHub(h) && (to.map(hasNode) ?? true)
-        case .observe(let k, let spec, _):
+        case .observe(let k, let spec, _, _):
             guard !usedTokenLabels.contains(k) else { return false }
             return objects(of: spec).allSatisfy { object in
                 switch object {
@@ -523,8 +527,8 @@ struct ReferenceModel {
             }
         case .invalidateComputed, .invalidateHubComputed:
             break  // the value recomputes equal: nobody may hear of it
-        case .observe(let k, let spec, let initial):
-            register(k, spec, initial: initial)
+        case .observe(let k, let spec, let initial, let queue):
+            register(k, spec, initial: initial, queue: queue)
         case .invalidateToken(let k):
             tokens[k]?.ended = true
         case .dropToken(let k):
@@ -544,7 +548,7 @@ struct ReferenceModel {
         }
     }
 
-    private mutating func register(_ k: Int, _ spec: TokenSpec, initial: Bool) {
+    private mutating func register(_ k: Int, _ spec: TokenSpec, initial: Bool, queue: Int) {
         usedTokenLabels.insert(k)
         // The program holds the token once `observe` has returned (`checkEvents`): an action
         // of its own registration callback can't reach it.
@@ -561,7 +565,7 @@ struct ReferenceModel {
         }
         var token = RefToken(
             label: k, spec: spec, root: objects[0], rootIsCollection: rootIsCollection,
-            destination: objects.count > 1 ? objects[1] : nil, comparesValue: comparesValue)
+            destination: objects.count > 1 ? objects[1] : nil, comparesValue: comparesValue, queue: queue)
         // Rule 4: the baseline is the value at registration.
         let evaluation = evaluate(spec)
         record(evaluation, in: &token)
@@ -619,7 +623,7 @@ struct ReferenceModel {
                 performAction(of: token)
             }
         }
-        if case .observe(let k, _, _) = op { tokenHandles.insert(k) }
+        if case .observe(let k, _, _, _) = op { tokenHandles.insert(k) }
         if let initial = pendingInitial {
             pendingInitial = nil
             if !initial.seen {
@@ -632,8 +636,9 @@ struct ReferenceModel {
         return nil
     }
 
-    mutating func beginDrain() {
+    mutating func beginDrain(queue: Int) {
         drainIndex += 1
+        drainingQueue = queue
         ranThisDrain = []
     }
 
@@ -656,7 +661,9 @@ struct ReferenceModel {
     mutating func endDrain(returned: Int, callbacks: Int, at index: Int) -> ModelFailure? {
         for k in tokens.keys.sorted() {
             let token = tokens[k]!
-            guard !token.ended, token.lastDrain != drainIndex, isDue(token), !mayBeSkipped(token) else { continue }
+            guard !token.ended, token.queue == drainingQueue, token.lastDrain != drainIndex, isDue(token),
+                !mayBeSkipped(token)
+            else { continue }
             if let failure = fail(
                 .missedDelivery, index,
                 "k\(k) (\(token.spec.source(options: ""))) did not run in drain #\(drainIndex) though \(dueReason(token))",
@@ -702,6 +709,13 @@ struct ReferenceModel {
         if token.ended {
             // Ignored (a diagnostic run): the event is dropped.
             return fail(.afterEnd, index, "k\(k) (\(source)) ran after its end", token)
+        }
+        if token.queue != drainingQueue,
+            let failure = fail(
+                .wrongQueue, index, "k\(k) (\(source)), on queue \(token.queue), ran in a drain of queue \(drainingQueue)",
+                token)
+        {
+            return failure
         }
         if token.lastDrain == drainIndex,
             let failure = fail(.twiceInOneDrain, index, "k\(k) (\(source)) ran twice in drain #\(drainIndex)", token)
