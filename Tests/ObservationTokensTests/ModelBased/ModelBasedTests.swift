@@ -57,10 +57,15 @@ struct ModelBasedTests {
         ModelBasedRun.run(features: .queues, test: "randomProgramsWithTwoQueuesFollowThePropagationRules")
     }
 
-    @Test(.enabled(if: ModelBasedConfig.isEnabled([.collections, .paths, .bindings, .reentrancy, .queues])))
+    @Test(.enabled(if: ModelBasedConfig.isEnabled(.immediate)))
+    func randomProgramsWithImmediateTokensFollowThePropagationRules() {
+        ModelBasedRun.run(features: .immediate, test: "randomProgramsWithImmediateTokensFollowThePropagationRules")
+    }
+
+    @Test(.enabled(if: ModelBasedConfig.isEnabled(.everythingButComputed)))
     func randomProgramsWithEverythingButComputedValuesFollowThePropagationRules() {
         ModelBasedRun.run(
-            features: [.collections, .paths, .bindings, .reentrancy, .queues],
+            features: .everythingButComputed,
             test: "randomProgramsWithEverythingButComputedValuesFollowThePropagationRules")
     }
 
@@ -98,8 +103,7 @@ struct ModelBasedTests {
 enum ModelBasedRun {
     /// The feature groups of the tests above, to share a time budget among the enabled ones.
     static let groups: [ModelFeatures] = [
-        [], .collections, .paths, .bindings, .reentrancy, .queues, [.collections, .paths, .bindings, .reentrancy, .queues],
-        .computed,
+        [], .collections, .paths, .bindings, .reentrancy, .queues, .immediate, .everythingButComputed, .computed,
         .valueTokens, .all, [.threads, .collections, .paths, .bindings, .reentrancy, .queues],
         ModelFeatures.all.union(.threads),
     ]

@@ -20,6 +20,8 @@ let modelQueues = [modelQueue, modelOtherQueue]
 enum ModelEvent: Equatable, Sendable {
     /// Token `token`'s callback ran and read `values` (`ModelEvent.absent` stands for nil).
     case callback(token: Int, values: [Int])
+    /// A binding's `onApply` ran for token `token` (after its push, which logged `.callback`).
+    case applied(token: Int)
     /// Node `label` deinitialized.
     case nodeDeinit(Int)
     /// Hub `label` deinitialized.

@@ -124,6 +124,27 @@ enum TokenSpec: Equatable, Sendable {
     static func map(_ value: Int) -> Int { (value * 2 + 1) % 5 }
 }
 
+/// How a token is made.
+struct TokenOptions: Equatable, Sendable {
+    /// `.initial` (for pipelines: the default `.initial`, else `options: []`).
+    var initial = false
+    /// `.immediate`: the callback runs inside the setter, on each change (rule 7).
+    var immediate = false
+    /// 0: `modelQueue`; 1: `modelOtherQueue`.
+    var queue = 0
+
+    /// The `ObservationOptions` spelled out.
+    func source(pipeline: Bool) -> String {
+        var names: [String] = []
+        if initial { names.append(".initial") }
+        if immediate { names.append(".immediate") }
+        if pipeline {
+            return initial && !immediate ? "" : "[" + names.joined(separator: ", ") + "]"
+        }
+        return names.count == 1 ? names[0] : names.isEmpty ? "" : "[" + names.joined(separator: ", ") + "]"
+    }
+}
+
 /// One operation of a program.
 enum ModelOp: Equatable, Sendable {
     case newNode(Int)
@@ -147,8 +168,7 @@ enum ModelOp: Equatable, Sendable {
     /// `node.invalidate(\.t)`: the value recomputes equal, so nobody may hear of it.
     case invalidateComputed(node: Int, NodeComputedField)
     case invalidateHubComputed(hub: Int)
-    /// `queue` 0 is `modelQueue`, 1 is `modelOtherQueue`.
-    case observe(token: Int, TokenSpec, initial: Bool, queue: Int)
+    case observe(token: Int, TokenSpec, TokenOptions)
     case invalidateToken(Int)
     case dropToken(Int)
     /// `drain()` of queue 0 (`modelQueue`) or 1 (`modelOtherQueue`).
@@ -215,6 +235,16 @@ extension TokenSpec {
         return String(text.prefix { $0 != "(" })
     }
 
+    /// The kinds made with `.immediate` (feature group `immediate`).
+    var canBeImmediate: Bool {
+        switch self {
+        case .property, .propertyList, .hubW, .hubNode, .computed, .mixedList, .hubComputed, .chainX, .trackedX,
+            .closure, .trackedS, .closureComputed, .bind, .bindToHub, .post:
+            true
+        default: false
+        }
+    }
+
     /// Whether the token is a binding or posting (options default to `.initial`).
     var isPipeline: Bool {
         switch self {
@@ -247,15 +277,9 @@ extension ModelOp {
         case .removeMember(let n, let member): return one("n\(n).tags.remove(\(member))")
         case .invalidateComputed(let n, let field): return one("n\(n).invalidate(\\.\(field))")
         case .invalidateHubComputed(let h): return one("h\(h).invalidate(\\.hw)")
-        case .observe(let k, let spec, let initial, let queue):
-            let options: String
-            if spec.isPipeline {
-                options = initial ? "" : "[]"
-            } else {
-                options = initial ? ".initial" : ""
-            }
-            let source = spec.source(options: options)
-            return one("let k\(k) = " + source + (queue == 0 ? "" : "   // on otherQueue"))
+        case .observe(let k, let spec, let options):
+            let source = spec.source(options: options.source(pipeline: spec.isPipeline))
+            return one("let k\(k) = " + source + (options.queue == 0 ? "" : "   // on otherQueue"))
         case .invalidateToken(let k): return one("k\(k).invalidate()")
         case .dropToken(let k): return one("k\(k) = nil")
         case .drain(let queue): return one(queue == 0 ? "modelQueue.drain()" : "otherQueue.drain()")
@@ -508,9 +532,15 @@ struct ModelProgramGenerator {
         let k = nextToken
         nextToken += 1
         tokens.append(k)
-        let initial = spec.isPipeline ? random.chance(70) : random.chance(35)
-        let queue = features.contains(.queues) && random.chance(35) ? 1 : 0
-        return .observe(token: k, spec, initial: initial, queue: queue)
+        var options = TokenOptions()
+        options.initial = spec.isPipeline ? random.chance(70) : random.chance(35)
+        options.queue = features.contains(.queues) && random.chance(35) ? 1 : 0
+        // Not in threaded programs: an immediate callback would run on a setting thread,
+        // reading properties other threads are setting.
+        if features.contains(.immediate), !features.contains(.threads), spec.canBeImmediate {
+            options.immediate = random.chance(40)
+        }
+        return .observe(token: k, spec, options)
     }
 
     private mutating func callbackAction() -> CallbackAction {

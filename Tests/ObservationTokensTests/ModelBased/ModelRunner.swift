@@ -91,8 +91,7 @@ final class ModelRunner {
             count(events)
             statistics.drains += 1
             if let failure = model.checkDrainEvents(events, at: index) { return failure }
-            let callbacks = events.filter { if case .callback = $0 { true } else { false } }.count
-            if let failure = model.endDrain(returned: returned, callbacks: callbacks, at: index) { return failure }
+            if let failure = model.endDrain(returned: returned, at: index) { return failure }
             if nothingPending {
                 return model.checkReleased(at: index, deadCollections: collectionsAreGone)
             }
@@ -125,7 +124,11 @@ final class ModelRunner {
 
     private func count(_ events: [ModelEvent]) {
         for event in events {
-            if case .callback = event { statistics.callbacks += 1 } else { statistics.deinits += 1 }
+            switch event {
+            case .callback: statistics.callbacks += 1
+            case .nodeDeinit, .hubDeinit: statistics.deinits += 1
+            case .applied: break
+            }
         }
     }
 
@@ -163,9 +166,9 @@ final class ModelRunner {
             case .cc: node.invalidate(\.cc)
             }
         case .invalidateHubComputed(let h): hubs[h]!.invalidate(\.hw)
-        case .observe(let k, let spec, let initial, let queue):
+        case .observe(let k, let spec, let options):
             // Made first, then stored: an action of its registration callback may change `tokens`.
-            let token = observe(k, spec, initial: initial, queue: modelQueues[queue])
+            let token = observe(k, spec, options)
             tokens[k] = token
         case .invalidateToken(let k): tokens[k]!.invalidate()
         case .dropToken(let k): tokens[k] = nil
@@ -205,9 +208,14 @@ final class ModelRunner {
 
     // MARK: Observations
 
-    private func observe(_ k: Int, _ spec: TokenSpec, initial: Bool, queue q: CoalescingQueue) -> ObservationToken {
+    private func observe(_ k: Int, _ spec: TokenSpec, _ options: TokenOptions) -> ObservationToken {
         let log = log
-        let o: ObservationOptions = initial ? .initial : []
+        let q = modelQueues[options.queue]
+        var o: ObservationOptions = []
+        if options.initial { o.insert(.initial) }
+        if options.immediate { o.insert(.immediate) }
+        // Pipelines get the same options: `.initial` is their default, so `[]` turns it off.
+        let pipelineOptions = o
         let probes = program.features.contains(.computed)
         // Callbacks also read a computed value of their root: it must be final (rule 3).
         let probe: @Sendable (MNode) -> [Int?] = { node in probes ? [node.t] : [] }
@@ -304,16 +312,13 @@ final class ModelRunner {
         case .computedCollections(let n):
             return nodes[n]!.observe(\.cc, options: o, queue: q) { log.callback(k, [$0.cc] + probe($0)) }
         case .bind(let n, let source, let d, let mapped):
-            let options: ObservationOptions = initial ? [.initial] : []
-            return pipeline(nodes[n]!, source, mapped: mapped).onApply { log.callback(k, [$0]) }
-                .bind(to: nodes[d]!, \.z, options: options, queue: q)
+            return pipeline(nodes[n]!, source, mapped: mapped, logging: k)
+                .bind(to: nodes[d]!, \.z, options: pipelineOptions, queue: q)
         case .bindToHub(let n, let source, let h, let mapped):
-            let options: ObservationOptions = initial ? [.initial] : []
-            return pipeline(nodes[n]!, source, mapped: mapped).onApply { log.callback(k, [$0]) }
-                .bind(to: hubs[h]!, \.w, options: options, queue: q)
+            return pipeline(nodes[n]!, source, mapped: mapped, logging: k)
+                .bind(to: hubs[h]!, \.w, options: pipelineOptions, queue: q)
         case .post(let n, let source, let mapped):
-            let options: ObservationOptions = initial ? [.initial] : []
-            return pipeline(nodes[n]!, source, mapped: mapped).post(options: options, queue: q) {
+            return pipeline(nodes[n]!, source, mapped: mapped).post(options: pipelineOptions, queue: q) {
                 log.callback(k, [$0])
             }
         case .actor(let n, let field, let action):
@@ -337,10 +342,8 @@ final class ModelRunner {
                 }
             }
         case .bindFromHub(let h, let d):
-            let options: ObservationOptions = initial ? [.initial] : []
-            return hubs[h]!.pipeline(of: KeyPathChain(\MHub.node).then(\.x)).map { $0 ?? 0 }
-                .onApply { log.callback(k, [$0]) }
-                .bind(to: nodes[d]!, \.z, options: options, queue: q)
+            return logged(hubs[h]!.pipeline(of: KeyPathChain(\MHub.node).then(\.x)).map { $0 ?? 0 }, k)
+                .bind(to: nodes[d]!, \.z, options: pipelineOptions, queue: q)
         }
     }
 
@@ -358,6 +361,21 @@ final class ModelRunner {
         case .drop(let k): tokens[k] = nil
         case .release(let n): nodes[n] = nil
         }
+    }
+
+    /// A binding's pipeline logs its push in a last `map`, before the write (whose setter may
+    /// run `.immediate` callbacks), and `onApply` after it.
+    private func logged(_ values: ValuePipeline<Int>, _ k: Int) -> ValuePipeline<Int> {
+        let log = log
+        return values.map { value in
+            log.callback(k, [value])
+            return value
+        }
+        .onApply { _ in log.append(.applied(token: k)) }
+    }
+
+    private func pipeline(_ node: MNode, _ source: BindSource, mapped: Bool, logging k: Int) -> ValuePipeline<Int> {
+        logged(pipeline(node, source, mapped: mapped), k)
     }
 
     private func pipeline(_ node: MNode, _ source: BindSource, mapped: Bool) -> ValuePipeline<Int> {

@@ -86,6 +86,7 @@ struct ModelFailure: Error, CustomStringConvertible {
         case afterEnd = "callback after the token's end (rule 8)"
         case drainCount = "drain() returned a count other than the callbacks that ran (rule 6)"
         case wrongQueue = "callback in a drain of another queue"
+        case pipelineOrder = "a binding's onApply did not follow its push"
         case initialDelivery = "wrong delivery at registration (rule 4)"
         case callbackOutsideDrain = "callback outside a drain with no .immediate token"
         case prematureDeinit = "object deinitialized while still referenced"
@@ -118,7 +119,11 @@ struct RefToken {
     let comparesValue: Bool
     /// The queue it delivers through (0 or 1).
     let queue: Int
+    /// `.immediate`: runs inside the setter on each change, never in a drain (rule 7).
+    let immediate: Bool
     var ended = false
+    /// `.immediate`, rule 7: changes of watched stored values it has not run for yet.
+    var owed = 0
     /// Rule 1: a watched stored value changed since the last delivery.
     var dirty = false
     var stored: Set<Dependency> = []
@@ -147,6 +152,8 @@ struct ReferenceModel {
     private var drainIndex = 0
     private var ranThisDrain: [Int] = []
     private var drainingQueue = 0
+    /// Bindings' pushes whose `onApply` has not run yet.
+    private var awaitingApplied: [Int: Int] = [:]
     /// Set while the events of an operation that made token `k` are checked: its registration
     /// delivery is expected.
     private var pendingInitial: (token: Int, seen: Bool)?
@@ -372,7 +379,7 @@ struct ReferenceModel {
         case .setNext(let n, let to): return hasNode(n) && (to.map(hasNode) ?? true)
         case .setW(let h, _), .invalidateHubComputed(let h): return hasHub(h)
         case .setHubNode(let h, let to): return hasHub(h) && (to.map(hasNode) ?? true)
-        case .observe(let k, let spec, _, _):
+        case .observe(let k, let spec, _):
             guard !usedTokenLabels.contains(k) else { return false }
             return objects(of: spec).allSatisfy { object in
                 switch object {
@@ -527,8 +534,8 @@ struct ReferenceModel {
             }
         case .invalidateComputed, .invalidateHubComputed:
             break  // the value recomputes equal: nobody may hear of it
-        case .observe(let k, let spec, let initial, let queue):
-            register(k, spec, initial: initial, queue: queue)
+        case .observe(let k, let spec, let options):
+            register(k, spec, options)
         case .invalidateToken(let k):
             tokens[k]?.ended = true
         case .dropToken(let k):
@@ -544,11 +551,15 @@ struct ReferenceModel {
     /// Rule 1: tokens watching a changed stored value are due.
     private mutating func changed(_ keys: Set<Dependency>) {
         for (k, token) in tokens where !token.ended && !token.stored.isDisjoint(with: keys) {
-            tokens[k]!.dirty = true
+            if token.immediate {
+                tokens[k]!.owed += 1
+            } else {
+                tokens[k]!.dirty = true
+            }
         }
     }
 
-    private mutating func register(_ k: Int, _ spec: TokenSpec, initial: Bool, queue: Int) {
+    private mutating func register(_ k: Int, _ spec: TokenSpec, _ options: TokenOptions) {
         usedTokenLabels.insert(k)
         // The program holds the token once `observe` has returned (`checkEvents`): an action
         // of its own registration callback can't reach it.
@@ -565,7 +576,8 @@ struct ReferenceModel {
         }
         var token = RefToken(
             label: k, spec: spec, root: objects[0], rootIsCollection: rootIsCollection,
-            destination: objects.count > 1 ? objects[1] : nil, comparesValue: comparesValue, queue: queue)
+            destination: objects.count > 1 ? objects[1] : nil, comparesValue: comparesValue, queue: options.queue,
+            immediate: options.immediate)
         // Rule 4: the baseline is the value at registration.
         let evaluation = evaluate(spec)
         record(evaluation, in: &token)
@@ -573,7 +585,7 @@ struct ReferenceModel {
         let runsAtCreation: Bool
         switch spec {
         case .closure, .closureComputed: runsAtCreation = true
-        default: runsAtCreation = initial
+        default: runsAtCreation = options.initial
         }
         if runsAtCreation { pendingInitial = (k, false) }
     }
@@ -606,24 +618,32 @@ struct ReferenceModel {
             case .hubDeinit(let h):
                 if let failure = deinitialized(.hub(h), at: index) { return failure }
             case .callback(let k, let values):
-                guard let initial = pendingInitial, initial.token == k, !initial.seen else {
+                if let initial = pendingInitial, initial.token == k, !initial.seen {
+                    pendingInitial = (k, true)
+                    guard let token = tokens[k] else { return harness(index, "k\(k) unknown") }
+                    let expected = token.lastValues.map { $0 ?? ModelEvent.absent }
+                    guard expected == values else {
+                        return ModelFailure(
+                            kind: .initialDelivery, opIndex: index,
+                            message: "k\(k) (\(token.spec.source(options: ""))) read \(show(values)) at registration; expected \(show(expected))",
+                            subject: token.spec.kindName)
+                    }
+                    if let failure = push(token, values: values, at: index) { return failure }
+                    performAction(of: token)
+                } else if let token = tokens[k], token.immediate {
+                    if let failure = ranImmediately(k, values: values, at: index) { return failure }
+                } else {
                     return ModelFailure(
                         kind: .callbackOutsideDrain, opIndex: index,
-                        message: "k\(k)'s callback ran during `\(op.lines().joined(separator: " "))` with \(show(values))")
+                        message: "k\(k)'s callback ran during `\(op.lines().joined(separator: " "))` with \(show(values))",
+                        subject: tokens[k]?.spec.kindName ?? "")
                 }
-                pendingInitial = (k, true)
-                guard let token = tokens[k] else { return harness(index, "k\(k) unknown") }
-                let expected = token.lastValues.map { $0 ?? ModelEvent.absent }
-                guard expected == values else {
-                    return ModelFailure(
-                        kind: .initialDelivery, opIndex: index,
-                        message: "k\(k) (\(token.spec.source(options: ""))) read \(show(values)) at registration; expected \(show(expected))")
-                }
-                if let failure = push(token, values: values, at: index) { return failure }
-                performAction(of: token)
+            case .applied(let k):
+                if let failure = applied(k, at: index) { return failure }
             }
         }
-        if case .observe(let k, _, _, _) = op { tokenHandles.insert(k) }
+        if let failure = checkSettled(at: index) { return failure }
+        if case .observe(let k, _, _) = op { tokenHandles.insert(k) }
         if let initial = pendingInitial {
             pendingInitial = nil
             if !initial.seen {
@@ -651,17 +671,92 @@ struct ReferenceModel {
             case .hubDeinit(let h):
                 if let failure = deinitialized(.hub(h), at: index) { return failure }
             case .callback(let k, let values):
-                if let failure = delivered(k, values: values, at: index) { return failure }
+                if let token = tokens[k], token.immediate {
+                    if let failure = ranImmediately(k, values: values, at: index) { return failure }
+                } else if let failure = delivered(k, values: values, at: index) {
+                    return failure
+                }
+            case .applied(let k):
+                if let failure = applied(k, at: index) { return failure }
             }
+        }
+        return checkSettled(at: index)
+    }
+
+    /// Rule 7: an `.immediate` token runs inside the setter, once per change of a stored value
+    /// it watches, and for computed values it watches only when one differs from what it last
+    /// saw; it reads the values as they are then.
+    private mutating func ranImmediately(_ k: Int, values: [Int], at index: Int) -> ModelFailure? {
+        let token = tokens[k]!
+        let source = token.spec.source(options: ".immediate")
+        if token.ended { return fail(.afterEnd, index, "k\(k) (\(source)) ran after its end", token) }
+        let computedChanged = token.seen.contains { dependency, seen in value(of: dependency) != seen }
+        if token.owed == 0, !computedChanged,
+            let failure = fail(
+                .deliveryWithoutChange, index,
+                "k\(k) (\(source)) ran with \(show(values)) though nothing it watches changed since its last run", token)
+        {
+            return failure
+        }
+        let evaluation = evaluate(token.spec)
+        let expected = evaluation.values.map { $0 ?? ModelEvent.absent }
+        if expected != values,
+            let failure = fail(
+                .staleValues, index, "k\(k) (\(source)) read \(show(values)); the values then are \(show(expected))",
+                token)
+        {
+            return failure
+        }
+        var updated = token
+        let owed = max(0, token.owed - 1)
+        record(evaluation, in: &updated)
+        updated.owed = owed
+        tokens[k] = updated
+        return push(updated, values: values, at: index)
+    }
+
+    /// A binding's `onApply` runs after its push's write.
+    private mutating func applied(_ k: Int, at index: Int) -> ModelFailure? {
+        guard let waiting = awaitingApplied[k], waiting > 0 else {
+            return ModelFailure(
+                kind: .pipelineOrder, opIndex: index, message: "k\(k)'s onApply ran without a push before it",
+                subject: tokens[k]?.spec.kindName ?? "")
+        }
+        awaitingApplied[k] = waiting - 1
+        return nil
+    }
+
+    /// At the end of an operation or a drain: every `.immediate` token ran for every change
+    /// (rule 7), and every push was followed by its `onApply`.
+    private mutating func checkSettled(at index: Int) -> ModelFailure? {
+        for k in tokens.keys.sorted() {
+            let token = tokens[k]!
+            guard token.immediate, !token.ended, !mayBeSkipped(token) else { continue }
+            let computedChanged = token.seen.contains { dependency, seen in value(of: dependency) != seen }
+            if token.owed > 0 || computedChanged {
+                let why = token.owed > 0 ? "\(token.owed) change(s) of what it watches" : dueReason(token)
+                if let failure = fail(
+                    .missedDelivery, index,
+                    "k\(k) (\(token.spec.source(options: ".immediate"))) did not run inside the setter for \(why)", token)
+                {
+                    return failure
+                }
+            }
+        }
+        if let (k, _) = awaitingApplied.first(where: { $0.value > 0 }) {
+            return ModelFailure(
+                kind: .pipelineOrder, opIndex: index, message: "k\(k) pushed, and its onApply did not run",
+                subject: tokens[k]?.spec.kindName ?? "")
         }
         return nil
     }
 
     /// After the drain: every due token ran (rules 1-3, 5) and the count is right (rule 6).
-    mutating func endDrain(returned: Int, callbacks: Int, at index: Int) -> ModelFailure? {
+    mutating func endDrain(returned: Int, at index: Int) -> ModelFailure? {
         for k in tokens.keys.sorted() {
             let token = tokens[k]!
-            guard !token.ended, token.queue == drainingQueue, token.lastDrain != drainIndex, isDue(token),
+            guard !token.ended, !token.immediate, token.queue == drainingQueue, token.lastDrain != drainIndex,
+                isDue(token),
                 !mayBeSkipped(token)
             else { continue }
             if let failure = fail(
@@ -672,10 +767,12 @@ struct ReferenceModel {
                 return failure
             }
         }
-        if returned != callbacks {
+        // `.immediate` callbacks that ran inside the drain (a push or a callback set what they
+        // watch) are not the queue's deliveries: not counted.
+        if returned != ranThisDrain.count {
             return fail(
                 .drainCount, index,
-                "drain #\(drainIndex) returned \(returned); \(callbacks) callbacks ran (\(ranThisDrain.isEmpty ? "none" : ranThisDrain.map { "k\($0)" }.joined(separator: ", ")))",
+                "drain #\(drainIndex) returned \(returned); \(ranThisDrain.count) callbacks ran (\(ranThisDrain.isEmpty ? "none" : ranThisDrain.map { "k\($0)" }.joined(separator: ", ")))",
                 nil)
         }
         return nil
@@ -766,6 +863,7 @@ struct ReferenceModel {
         guard !dead.contains(destination) else {
             return ModelFailure(kind: .afterEnd, opIndex: index, message: "k\(token.label) pushed into \(destination) after it deinitialized")
         }
+        awaitingApplied[token.label, default: 0] += 1
         switch destination {
         case .node(let n): apply(.set(node: n, .z, value))
         case .hub(let h): apply(.setW(hub: h, value))
