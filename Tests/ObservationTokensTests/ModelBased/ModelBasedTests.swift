@@ -21,7 +21,7 @@ import Testing
 //   tracking, bindings, computed values, value tokens, each alone and together.
 // - The threaded mode runs parallel phases: several threads, each the only writer of its own
 //   properties, started together, joined, then a drain, checked like any other drain.
-// - Groups that fail on today's main are gated by `ModelBasedConfig.computedRulesLanded`
+// - Groups that fail on today's main are gated by `ModelBasedConfig.propagationRulesLanded`
 //   (`OBSERVATION_TOKENS_MODEL_ALL_GROUPS=1` runs them anyway).
 
 @Suite("Model-based random programs", .serialized)
@@ -33,7 +33,8 @@ struct ModelBasedTests {
 
     @Test(.enabled(if: ModelBasedConfig.isEnabled(.collections)))
     func randomProgramsWithObservedCollectionsFollowThePropagationRules() {
-        ModelBasedRun.run(features: .collections, test: "randomProgramsWithObservedCollectionsFollowThePropagationRules")
+        ModelBasedRun.run(
+            features: .collections, test: "randomProgramsWithObservedCollectionsFollowThePropagationRules")
     }
 
     @Test(.enabled(if: ModelBasedConfig.isEnabled(.paths)))
@@ -79,6 +80,12 @@ struct ModelBasedTests {
         ModelBasedRun.run(features: .valueTokens, test: "randomProgramsWithValueTokensFollowThePropagationRules")
     }
 
+    @Test(.enabled(if: ModelBasedConfig.isEnabled(.combineLatest)))
+    func randomProgramsWithCombineLatestBindingsFollowThePropagationRules() {
+        ModelBasedRun.run(
+            features: .combineLatest, test: "randomProgramsWithCombineLatestBindingsFollowThePropagationRules")
+    }
+
     @Test(.enabled(if: ModelBasedConfig.isEnabled(.all)))
     func randomProgramsWithEveryFeatureFollowThePropagationRules() {
         ModelBasedRun.run(features: .all, test: "randomProgramsWithEveryFeatureFollowThePropagationRules")
@@ -104,7 +111,7 @@ enum ModelBasedRun {
     /// The feature groups of the tests above, to share a time budget among the enabled ones.
     static let groups: [ModelFeatures] = [
         [], .collections, .paths, .bindings, .reentrancy, .queues, .immediate, .everythingButComputed, .computed,
-        .valueTokens, .all, [.threads, .collections, .paths, .bindings, .reentrancy, .queues],
+        .valueTokens, .combineLatest, .all, [.threads, .collections, .paths, .bindings, .reentrancy, .queues],
         ModelFeatures.all.union(.threads),
     ]
 
@@ -141,6 +148,7 @@ enum ModelBasedRun {
         var programs = 0
         var statistics = ModelRunStatistics()
         var reported: Set<String> = []
+        var failed = 0
         while deadline.map({ clock.now < $0 }) ?? (programs < count) {
             let seed = ModelRandom.programSeed(base: base, index: programs)
             let program = ModelProgramGenerator.program(seed: seed, features: features)
@@ -152,6 +160,7 @@ enum ModelBasedRun {
                     report(failure, program: program, seed: seed, features: features, test: test)
                     return
                 }
+                failed += 1
                 if reported.insert(failure.signature).inserted {
                     report(failure, program: program, seed: seed, features: features, test: test)
                 }
@@ -160,12 +169,14 @@ enum ModelBasedRun {
             programs += 1
             statistics.add(runner.statistics)
         }
-        let elapsed = Double((clock.now - start).components.attoseconds) / 1e18
+        let elapsed =
+            Double((clock.now - start).components.attoseconds) / 1e18
             + Double((clock.now - start).components.seconds)
         print(
             String(
-                format: "%@: %d programs passed in %.2f s: %.0f programs/s; %d operations (%d skipped), %d drains, %d callbacks, %d deinits",
-                tag, programs, elapsed, Double(programs) / max(elapsed, 1e-9), statistics.operations,
+                format:
+                    "%@: %d programs (%d failed) in %.2f s: %.0f programs/s; %d operations (%d skipped), %d drains, %d callbacks, %d deinits",
+                tag, programs, failed, elapsed, Double(programs) / max(elapsed, 1e-9), statistics.operations,
                 statistics.skipped, statistics.drains, statistics.callbacks, statistics.deinits))
     }
 
@@ -178,7 +189,7 @@ enum ModelBasedRun {
             Model-based program failed (\(features)): \(shrunkFailure)
             replay: OBSERVATION_TOKENS_MODEL_SEED=\(ModelBasedConfig.format(seed: seed)) swift test --filter ModelBasedTests/\(test)
             first failure, in the \(program.ops.count)-operation program: \(failure)
-            shrunk to \(shrunk.ops.count) operations (then the runner drains until nothing is pending):
+            shrunk to \(shrunk.ops.count) operations (then the runner drains until nothing is pending)\(features.contains(.computed) ? "; every callback of a property, list, chain or tracked key path token also logs its node's t (a hub's hw)" : ""):
             \(shrunk.listing())
             """
         Issue.record(Comment(rawValue: text))

@@ -32,6 +32,8 @@ enum CallbackAction: Equatable, Sendable {
     case invalidate(token: Int)
     case drop(token: Int)
     case release(node: Int)
+    /// Makes a property token `node.observe(\.field)` on `modelQueue`, from inside the drain.
+    case observe(token: Int, node: Int, NodeField, initial: Bool)
 
     /// The same thing as an operation of the program.
     var op: ModelOp {
@@ -41,6 +43,8 @@ enum CallbackAction: Equatable, Sendable {
         case .invalidate(let k): .invalidateToken(k)
         case .drop(let k): .dropToken(k)
         case .release(let n): .releaseNode(n)
+        case .observe(let k, let n, let field, let initial):
+            .observe(token: k, .property(node: n, field), TokenOptions(initial: initial))
         }
     }
 
@@ -55,6 +59,9 @@ enum TokenSpec: Equatable, Sendable {
     case property(node: Int, NodeField)
     /// `node.observe([\.x, \.z])`
     case propertyList(node: Int)
+    /// `node.observe(whichOf: [\.x, \.y, \.z]) { log($0.x, $0.y, $0.z, changed) }`: with the
+    /// properties that changed since its last call (a bit each: x 1, y 2, z 4).
+    case whichOf(node: Int)
     /// `hub.observe(\.w)`
     case hubW(hub: Int)
     /// `hub.observe(\.node)` (a reference: `===`)
@@ -115,6 +122,9 @@ enum TokenSpec: Equatable, Sendable {
     case post(source: Int, BindSource, mapped: Bool)
     /// `hub.pipeline(of: KeyPathChain(\.node).then(\.x)).map { $0 ?? 0 }.onApply { … }.bind(to: destination, \.z)`
     case bindFromHub(hub: Int, destination: Int)
+    /// `ValuePipeline.combineLatest(first.pipeline(of: \.x), second.pipeline(of: \.y)) { ($0 + 2 * $1) % 5 }`
+    /// `.onApply { … }.bind(to: destination, \.z)`
+    case combine(first: Int, second: Int, destination: Int)
     // Callbacks that change things.
     /// `node.observe(\.x) { log($0.x); <action> }`: a property token whose callback then sets a
     /// property, cuts a reference, invalidates or drops a token, or releases an object.
@@ -187,6 +197,8 @@ extension TokenSpec {
         switch self {
         case .property(let n, let field): return "n\(n).observe(\\.\(field)\(o)) { log($0.\(field)) }"
         case .propertyList(let n): return "n\(n).observe([\\.x, \\.z]\(o)) { log($0.x, $0.z) }"
+        case .whichOf(let n):
+            return "n\(n).observe(whichOf: [\\.x, \\.y, \\.z]\(o)) { log($0.x, $0.y, $0.z, bits($1)) }"
         case .hubW(let h): return "h\(h).observe(\\.w\(o)) { log($0.w) }"
         case .hubNode(let h): return "h\(h).observe(\\.node\(o)) { log($0.node?.label) }"
         case .computed(let n, let field): return "n\(n).observe(\\.\(field)\(o)) { log($0.\(field)) }"
@@ -199,7 +211,8 @@ extension TokenSpec {
         case .stringPath(let n): return "n\(n).observe(path: \"next.next.z\"\(o)) { log($0.next?.next?.z) }"
         case .trackedX(let n): return "n\(n).observe(\\.next?.x\(o)) { log($0.next?.x) }"
         case .trackedChanges(let n): return "n\(n).observeChanges(\\.next?.y\(o)) { log($1.old, $1.new) }"
-        case .closure(let n): return "n\(n).observe\(o.isEmpty ? "" : "(\(options))") { log($0.x > 1 ? $0.y : ($0.next?.z ?? -1)) }"
+        case .closure(let n):
+            return "n\(n).observe\(o.isEmpty ? "" : "(\(options))") { log($0.x > 1 ? $0.y : ($0.next?.z ?? -1)) }"
         case .hubChain(let h):
             return "h\(h).observe(KeyPathChain(\\.node).then(\\.next).then(\\.x)\(o)) { log($1) }"
         case .chainT(let n): return "n\(n).observe(KeyPathChain(\\.next).then(\\.t)\(o)) { log($1) }"
@@ -211,19 +224,27 @@ extension TokenSpec {
         case .valueComputed(let n): return "n\(n).observeValue({ $0.t % 2 }\(o)) { log($1) }"
         case .count(let n): return "n\(n).observe(\\.items.count\(o)) { log($0.items.count) }"
         case .mutations(let n):
-            return "n\(n).items.observeMutations(\(options.isEmpty ? "" : "options: \(options)")) { log($0.count, sum($0)) }"
+            return
+                "n\(n).items.observeMutations(\(options.isEmpty ? "" : "options: \(options)")) { log($0.count, sum($0)) }"
         case .dictKey(let n, let key): return "n\(n).dict.observe(key: \(key)\(o)) { log($0[\(key)]) }"
         case .member(let n, let member):
             return "n\(n).tags.observe(member: \(member)\(o)) { log($0.contains(\(member))) }"
         case .computedCollections(let n): return "n\(n).observe(\\.cc\(o)) { log($0.cc) }"
         case .bind(let source, let field, let destination, let mapped):
-            return "n\(source).pipeline(of: \\.\(field))\(mapped ? ".map(f)" : "").onApply(log).bind(to: n\(destination), \\.z\(o))"
+            return
+                "n\(source).pipeline(of: \\.\(field))\(mapped ? ".map(f)" : "").onApply(log).bind(to: n\(destination), \\.z\(o))"
         case .bindToHub(let source, let field, let hub, let mapped):
-            return "n\(source).pipeline(of: \\.\(field))\(mapped ? ".map(f)" : "").onApply(log).bind(to: h\(hub), \\.w\(o))"
+            return
+                "n\(source).pipeline(of: \\.\(field))\(mapped ? ".map(f)" : "").onApply(log).bind(to: h\(hub), \\.w\(o))"
         case .post(let source, let field, let mapped):
-            return "n\(source).pipeline(of: \\.\(field))\(mapped ? ".map(f)" : "").post(\(options.isEmpty ? "" : "options: \(options)")) { log($0) }"
+            return
+                "n\(source).pipeline(of: \\.\(field))\(mapped ? ".map(f)" : "").post(\(options.isEmpty ? "" : "options: \(options)")) { log($0) }"
         case .bindFromHub(let hub, let destination):
-            return "h\(hub).pipeline(of: KeyPathChain(\\.node).then(\\.x)).map { $0 ?? 0 }.onApply(log).bind(to: n\(destination), \\.z\(o))"
+            return
+                "h\(hub).pipeline(of: KeyPathChain(\\.node).then(\\.x)).map { $0 ?? 0 }.onApply(log).bind(to: n\(destination), \\.z\(o))"
+        case .combine(let first, let second, let destination):
+            return
+                "ValuePipeline.combineLatest(n\(first).pipeline(of: \\.x), n\(second).pipeline(of: \\.y)) { ($0 + 2 * $1) % 5 }.onApply(log).bind(to: n\(destination), \\.z\(o))"
         case .actor(let n, let field, let action):
             return "n\(n).observe(\\.\(field)\(o)) { log($0.\(field)); \(action.source) }"
         }
@@ -248,7 +269,7 @@ extension TokenSpec {
     /// Whether the token is a binding or posting (options default to `.initial`).
     var isPipeline: Bool {
         switch self {
-        case .bind, .bindToHub, .post, .bindFromHub: true
+        case .bind, .bindToHub, .post, .bindFromHub, .combine: true
         default: false
         }
     }
@@ -295,11 +316,6 @@ extension ModelOp {
         }
     }
 
-    /// The labels of the nodes, hubs and tokens the operation needs.
-    var isParallel: Bool {
-        if case .parallel = self { return true }
-        return false
-    }
 }
 
 /// A whole program, printable as numbered Swift-like lines.
@@ -465,8 +481,11 @@ struct ModelProgramGenerator {
         case 0, 1: return .append(node: n, value())
         case 2: return .removeFirst(node: n)
         case 3: return .replace(node: n, index: random.below(4), value())
-        case 4: return random.chance(70) ? .setKey(node: n, key: random.below(3), value()) : .removeKey(node: n, key: random.below(3))
-        default: return random.chance(60) ? .insertMember(node: n, random.below(4)) : .removeMember(node: n, random.below(4))
+        case 4:
+            return random.chance(70)
+                ? .setKey(node: n, key: random.below(3), value()) : .removeKey(node: n, key: random.below(3))
+        default:
+            return random.chance(60) ? .insertMember(node: n, random.below(4)) : .removeMember(node: n, random.below(4))
         }
     }
 
@@ -474,7 +493,7 @@ struct ModelProgramGenerator {
         var choices: [TokenSpec] = []
         let n = anyNode()
         let field = random.pick(NodeField.allCases)
-        choices += [.property(node: n, field), .property(node: n, field), .propertyList(node: n)]
+        choices += [.property(node: n, field), .property(node: n, field), .propertyList(node: n), .whichOf(node: n)]
         if !hubs.isEmpty {
             let h = anyHub()
             choices += [.hubW(hub: h), .hubNode(hub: h)]
@@ -489,7 +508,9 @@ struct ModelProgramGenerator {
         }
         if features.contains(.computed) {
             let fields: [NodeComputedField] = [.s, .t, .u, .nt]
-            choices += [.computed(node: n, random.pick(fields)), .computed(node: n, random.pick(fields)), .mixedList(node: n)]
+            choices += [
+                .computed(node: n, random.pick(fields)), .computed(node: n, random.pick(fields)), .mixedList(node: n),
+            ]
         }
         if features.contains(.paths) {
             choices += [
@@ -522,6 +543,12 @@ struct ModelProgramGenerator {
                 .post(source: n, random.pick(any), mapped: random.chance(50)),
             ]
         }
+        if features.contains(.combineLatest) {
+            choices += [
+                .combine(first: n, second: anyNode(), destination: anyNode()),
+                .combine(first: n, second: n, destination: anyNode()),
+            ]
+        }
         if features.contains(.reentrancy) {
             choices += [
                 .actor(node: n, field, action: callbackAction()), .actor(node: n, field, action: callbackAction()),
@@ -548,7 +575,13 @@ struct ModelProgramGenerator {
         case 0..<4: return .set(node: anyNode(), random.pick(NodeField.allCases), value())
         case 4: return .setNext(node: anyNode(), to: random.chance(40) ? nil : anyNode())
         case 5, 6: return .invalidate(token: tokens.isEmpty ? nextToken : random.pick(tokens + [nextToken]))
-        case 7, 8: return .drop(token: tokens.isEmpty ? nextToken : random.pick(tokens + [nextToken]))
+        case 7: return .drop(token: tokens.isEmpty ? nextToken : random.pick(tokens + [nextToken]))
+        case 8:
+            // A token made from inside the drain gets a label of its own.
+            let k = nextToken
+            nextToken += 1
+            tokens.append(k)
+            return .observe(token: k, node: anyNode(), random.pick(NodeField.allCases), initial: random.chance(35))
         default: return .release(node: anyNode())
         }
     }
@@ -589,10 +622,12 @@ struct ModelProgramGenerator {
                 case .dict(let n):
                     ops.append(
                         random.chance(70)
-                            ? .setKey(node: n, key: random.below(3), value()) : .removeKey(node: n, key: random.below(3)))
+                            ? .setKey(node: n, key: random.below(3), value())
+                            : .removeKey(node: n, key: random.below(3)))
                 case .tags(let n):
                     ops.append(
-                        random.chance(60) ? .insertMember(node: n, random.below(4)) : .removeMember(node: n, random.below(4)))
+                        random.chance(60)
+                            ? .insertMember(node: n, random.below(4)) : .removeMember(node: n, random.below(4)))
                 case .w(let h): ops.append(.setW(hub: h, value()))
                 case .hubNode(let h): ops.append(.setHubNode(hub: h, to: random.chance(25) ? nil : anyNode()))
                 }

@@ -52,6 +52,8 @@ final class ModelRunner {
     private var nodes: [Int: MNode] = [:]
     private var hubs: [Int: MHub] = [:]
     private var tokens: [Int: ObservationToken] = [:]
+    /// Labels of tokens made by callbacks (a label is used once, even after its token is dropped).
+    private var madeInCallbacks: Set<Int> = []
     private var everyNode: [Int: ModelWeak<MNode>] = [:]
     private var everyHub: [Int: ModelWeak<MHub>] = [:]
     private var collections: [Int: [ModelWeak<ObservableModel>]] = [:]
@@ -103,7 +105,8 @@ final class ModelRunner {
                 for op in runnable[thread] { ModelRunner.set(op, handles) }
             }
             guard finished else {
-                return ModelFailure(kind: .harness, opIndex: index, message: "a thread of the parallel phase did not finish")
+                return ModelFailure(
+                    kind: .harness, opIndex: index, message: "a thread of the parallel phase did not finish")
             }
             model.apply(.parallel(runnable))
             let events = log.take()
@@ -228,6 +231,12 @@ final class ModelRunner {
             case .y: return node.observe(\.y, options: o, queue: q) { log.callback(k, [$0.y] + probe($0)) }
             case .z: return node.observe(\.z, options: o, queue: q) { log.callback(k, [$0.z] + probe($0)) }
             }
+        case .whichOf(let n):
+            return nodes[n]!.observe(whichOf: [\.x, \.y, \.z], options: o, queue: q) { node, changed in
+                let bits =
+                    (changed.contains(\.x) ? 1 : 0) + (changed.contains(\.y) ? 2 : 0) + (changed.contains(\.z) ? 4 : 0)
+                log.callback(k, [node.x, node.y, node.z, bits])
+            }
         case .propertyList(let n):
             return nodes[n]!.observe([\.x, \.z], options: o, queue: q) { log.callback(k, [$0.x, $0.z] + probe($0)) }
         case .hubW(let h):
@@ -321,6 +330,13 @@ final class ModelRunner {
             return pipeline(nodes[n]!, source, mapped: mapped).post(options: pipelineOptions, queue: q) {
                 log.callback(k, [$0])
             }
+        case .combine(let first, let second, let d):
+            let combined = ValuePipeline.combineLatest(
+                nodes[first]!.pipeline(of: \.x), nodes[second]!.pipeline(of: \.y)
+            ) {
+                ($0 + 2 * $1) % 5
+            }
+            return logged(combined, k).bind(to: nodes[d]!, \.z, options: pipelineOptions, queue: q)
         case .actor(let n, let field, let action):
             let performer = performer
             let node = nodes[n]!
@@ -360,6 +376,11 @@ final class ModelRunner {
         case .invalidate(let k): tokens[k]?.invalidate()
         case .drop(let k): tokens[k] = nil
         case .release(let n): nodes[n] = nil
+        case .observe(let k, let n, let field, let initial):
+            guard tokens[k] == nil, !madeInCallbacks.contains(k), nodes[n] != nil else { return }
+            madeInCallbacks.insert(k)
+            let token = observe(k, .property(node: n, field), TokenOptions(initial: initial))
+            tokens[k] = token
         }
     }
 

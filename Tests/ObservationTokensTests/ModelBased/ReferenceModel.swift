@@ -1,7 +1,7 @@
 // The reference evaluator of the model-based random test: plain Swift, no library code. It
 // mirrors a program's state in plain structs and dictionaries, and checks what the library did
 // (the callbacks it ran, with the values they read, and the deinits) against the propagation
-// rules (`notes/propagation-rules.md`, summarized where each check is made):
+// rules the library guarantees (issue 24; summarized here, and where each check is made):
 //
 // 1. A set that changes a stored value makes every token watching it (directly, as a path step,
 //    through a tracking read) due, once; a set back does not cancel it.
@@ -12,6 +12,8 @@
 // 5. A callback (here: a binding's push) that changes what a token watches makes that token run
 //    in the same drain if it has not run in it yet, else in the next one.
 // 6. `drain()` returns the number of user callbacks that ran in it.
+// 7. An `.immediate` token runs inside the setter: on each change of a stored value it
+//    watches; for a computed value, only when it differs from what the token last saw.
 // 8. After its end (invalidated, dropped, root deinitialized) a token never runs.
 //
 // Object lifetimes follow docs/Lifecycle.md: an object the program and other objects no longer
@@ -115,6 +117,8 @@ struct RefToken {
     let rootIsCollection: Bool
     /// A binding's destination.
     let destination: RefObject?
+    /// Other sources than the root (`combineLatest`): their deinit ends the token too.
+    let otherSources: [RefObject]
     /// Delivered iff the compared value changed (value tokens), rather than by rules 1 and 2.
     let comparesValue: Bool
     /// The queue it delivers through (0 or 1).
@@ -124,6 +128,8 @@ struct RefToken {
     var ended = false
     /// `.immediate`, rule 7: changes of watched stored values it has not run for yet.
     var owed = 0
+    /// `whichOf`: the stored values that changed since its last call.
+    var changedKeys: Set<StoredKey> = []
     /// Rule 1: a watched stored value changed since the last delivery.
     var dirty = false
     var stored: Set<Dependency> = []
@@ -154,9 +160,9 @@ struct ReferenceModel {
     private var drainingQueue = 0
     /// Bindings' pushes whose `onApply` has not run yet.
     private var awaitingApplied: [Int: Int] = [:]
-    /// Set while the events of an operation that made token `k` are checked: its registration
-    /// delivery is expected.
-    private var pendingInitial: (token: Int, seen: Bool)?
+    /// Tokens made by the operation (or callback) whose events are being checked that must run
+    /// at registration, and whether they did.
+    private var pendingInitials: [Int: Bool] = [:]
     /// Failures of ignored kinds seen so far.
     private(set) var ignoredFailures = 0
 
@@ -207,7 +213,7 @@ struct ReferenceModel {
     // MARK: What a token reads
 
     /// The values a callback of `spec` reads now, and what it depends on.
-    func evaluate(_ spec: TokenSpec, lastValues: [Int?] = []) -> Evaluation {
+    func evaluate(_ spec: TokenSpec, lastValues: [Int?] = [], changedKeys: Set<StoredKey> = []) -> Evaluation {
         var e = Evaluation()
         let probes = features.contains(.computed)
         func stored(_ object: RefObject, _ key: StoredKey) { e.stored.insert(.stored(object, key)) }
@@ -223,6 +229,16 @@ struct ReferenceModel {
             stored(.node(n), field.key)
             e.values = [node(n)[field]]
             nodeProbe(n)
+        case .whichOf(let n):
+            for key in [StoredKey.x, .y, .z] { stored(.node(n), key) }
+            let bits =
+                (changedKeys.contains(.x) ? 1 : 0) + (changedKeys.contains(.y) ? 2 : 0)
+                + (changedKeys.contains(.z) ? 4 : 0)
+            e.values = [node(n).x, node(n).y, node(n).z, bits]
+        case .combine(let first, let second, _):
+            stored(.node(first), .x)
+            stored(.node(second), .y)
+            e.values = [(node(first).x + 2 * node(second).y) % 5]
         case .propertyList(let n):
             stored(.node(n), .x)
             stored(.node(n), .z)
@@ -393,10 +409,12 @@ struct ReferenceModel {
         }
     }
 
-    /// The objects a token spec names: its root first, then a binding's destination.
+    /// The objects a token spec names: its root first, then a binding's destination, then other
+    /// sources.
     func objects(of spec: TokenSpec) -> [RefObject] {
         switch spec {
-        case .property(let n, _), .propertyList(let n), .computed(let n, _), .mixedList(let n), .chainX(let n),
+        case .property(let n, _), .propertyList(let n), .whichOf(let n), .computed(let n, _), .mixedList(let n),
+            .chainX(let n),
             .chainNextNextY(let n), .stringPath(let n), .trackedX(let n), .trackedChanges(let n), .closure(let n),
             .chainT(let n), .trackedS(let n), .closureComputed(let n), .value(let n), .valueComputed(let n),
             .count(let n), .mutations(let n), .dictKey(let n, _), .member(let n, _), .computedCollections(let n),
@@ -407,6 +425,7 @@ struct ReferenceModel {
         case .bind(let n, _, let d, _): return [.node(n), .node(d)]
         case .bindToHub(let n, _, let h, _): return [.node(n), .hub(h)]
         case .bindFromHub(let h, let d): return [.hub(h), .node(d)]
+        case .combine(let first, let second, let d): return [.node(first), .node(d), .node(second)]
         }
     }
 
@@ -461,7 +480,7 @@ struct ReferenceModel {
         if isDoomed(token.root) { return true }
         if token.rootIsCollection, case .node(let n) = token.root, lingeringCollections.contains(n) { return true }
         if let destination = token.destination, isDoomed(destination) { return true }
-        return false
+        return token.otherSources.contains(where: isDoomed)
     }
 
     // MARK: Applying operations
@@ -556,6 +575,7 @@ struct ReferenceModel {
             } else {
                 tokens[k]!.dirty = true
             }
+            for case .stored(_, let key) in keys.intersection(token.stored) { tokens[k]!.changedKeys.insert(key) }
         }
     }
 
@@ -576,7 +596,8 @@ struct ReferenceModel {
         }
         var token = RefToken(
             label: k, spec: spec, root: objects[0], rootIsCollection: rootIsCollection,
-            destination: objects.count > 1 ? objects[1] : nil, comparesValue: comparesValue, queue: options.queue,
+            destination: objects.count > 1 ? objects[1] : nil, otherSources: Array(objects.dropFirst(2)),
+            comparesValue: comparesValue, queue: options.queue,
             immediate: options.immediate)
         // Rule 4: the baseline is the value at registration.
         let evaluation = evaluate(spec)
@@ -587,7 +608,7 @@ struct ReferenceModel {
         case .closure, .closureComputed: runsAtCreation = true
         default: runsAtCreation = options.initial
         }
-        if runsAtCreation { pendingInitial = (k, false) }
+        if runsAtCreation { pendingInitials[k] = false }
     }
 
     private func record(_ evaluation: Evaluation, in token: inout RefToken) {
@@ -597,6 +618,7 @@ struct ReferenceModel {
         token.comparedSeen = evaluation.compared
         token.lastValues = evaluation.values
         token.dirty = false
+        token.changedKeys = []
     }
 
     /// Whether the token must run if its turn came now (rules 1 and 2).
@@ -611,6 +633,13 @@ struct ReferenceModel {
     /// Checks the events of an operation that is not a drain: the registration delivery of a
     /// token made by it (rule 4) and deinits.
     mutating func checkEvents(_ events: [ModelEvent], of op: ModelOp, at index: Int) -> ModelFailure? {
+        if let failure = check(events, during: op, at: index) { return failure }
+        if case .observe(let k, _, _) = op { tokenHandles.insert(k) }
+        return nil
+    }
+
+    /// Checks events in the order they happened, during an operation (`op`) or a drain (nil).
+    private mutating func check(_ events: [ModelEvent], during op: ModelOp?, at index: Int) -> ModelFailure? {
         for event in events {
             switch event {
             case .nodeDeinit(let n):
@@ -618,41 +647,51 @@ struct ReferenceModel {
             case .hubDeinit(let h):
                 if let failure = deinitialized(.hub(h), at: index) { return failure }
             case .callback(let k, let values):
-                if let initial = pendingInitial, initial.token == k, !initial.seen {
-                    pendingInitial = (k, true)
-                    guard let token = tokens[k] else { return harness(index, "k\(k) unknown") }
-                    let expected = token.lastValues.map { $0 ?? ModelEvent.absent }
-                    guard expected == values else {
-                        return ModelFailure(
-                            kind: .initialDelivery, opIndex: index,
-                            message: "k\(k) (\(token.spec.source(options: ""))) read \(show(values)) at registration; expected \(show(expected))",
-                            subject: token.spec.kindName)
-                    }
-                    if let failure = push(token, values: values, at: index) { return failure }
-                    performAction(of: token)
+                if pendingInitials[k] == false {
+                    if let failure = ranAtRegistration(k, values: values, at: index) { return failure }
                 } else if let token = tokens[k], token.immediate {
                     if let failure = ranImmediately(k, values: values, at: index) { return failure }
-                } else {
+                } else if let op {
                     return ModelFailure(
                         kind: .callbackOutsideDrain, opIndex: index,
-                        message: "k\(k)'s callback ran during `\(op.lines().joined(separator: " "))` with \(show(values))",
+                        message:
+                            "k\(k)'s callback ran during `\(op.lines().joined(separator: " "))` with \(show(values))",
                         subject: tokens[k]?.spec.kindName ?? "")
+                } else if let failure = delivered(k, values: values, at: index) {
+                    return failure
                 }
             case .applied(let k):
                 if let failure = applied(k, at: index) { return failure }
             }
         }
         if let failure = checkSettled(at: index) { return failure }
-        if case .observe(let k, _, _) = op { tokenHandles.insert(k) }
-        if let initial = pendingInitial {
-            pendingInitial = nil
-            if !initial.seen {
-                let spec = tokens[initial.token].map { $0.spec.source(options: "") } ?? "?"
-                return ModelFailure(
-                    kind: .initialDelivery, opIndex: index,
-                    message: "k\(initial.token) (\(spec)) did not run at registration (.initial or a tracking closure)")
-            }
+        let missing = pendingInitials.filter { !$0.value }.keys.sorted()
+        pendingInitials = [:]
+        if let k = missing.first {
+            let spec = tokens[k].map { $0.spec.source(options: "") } ?? "?"
+            return ModelFailure(
+                kind: .initialDelivery, opIndex: index,
+                message: "k\(k) (\(spec)) did not run at registration (.initial or a tracking closure)",
+                subject: tokens[k]?.spec.kindName ?? "")
         }
+        return nil
+    }
+
+    /// Rule 4: with `.initial` (or a tracking closure) a token runs once at registration, with
+    /// the values then.
+    private mutating func ranAtRegistration(_ k: Int, values: [Int], at index: Int) -> ModelFailure? {
+        pendingInitials[k] = true
+        guard let token = tokens[k] else { return harness(index, "k\(k) unknown") }
+        let expected = token.lastValues.map { $0 ?? ModelEvent.absent }
+        guard expected == values else {
+            return ModelFailure(
+                kind: .initialDelivery, opIndex: index,
+                message:
+                    "k\(k) (\(token.spec.source(options: ""))) read \(show(values)) at registration; expected \(show(expected))",
+                subject: token.spec.kindName)
+        }
+        if let failure = push(token, values: values, at: index) { return failure }
+        performAction(of: token)
         return nil
     }
 
@@ -664,23 +703,7 @@ struct ReferenceModel {
 
     /// Checks the events of a drain, in the order they happened.
     mutating func checkDrainEvents(_ events: [ModelEvent], at index: Int) -> ModelFailure? {
-        for event in events {
-            switch event {
-            case .nodeDeinit(let n):
-                if let failure = deinitialized(.node(n), at: index) { return failure }
-            case .hubDeinit(let h):
-                if let failure = deinitialized(.hub(h), at: index) { return failure }
-            case .callback(let k, let values):
-                if let token = tokens[k], token.immediate {
-                    if let failure = ranImmediately(k, values: values, at: index) { return failure }
-                } else if let failure = delivered(k, values: values, at: index) {
-                    return failure
-                }
-            case .applied(let k):
-                if let failure = applied(k, at: index) { return failure }
-            }
-        }
-        return checkSettled(at: index)
+        check(events, during: nil, at: index)
     }
 
     /// Rule 7: an `.immediate` token runs inside the setter, once per change of a stored value
@@ -694,7 +717,8 @@ struct ReferenceModel {
         if token.owed == 0, !computedChanged,
             let failure = fail(
                 .deliveryWithoutChange, index,
-                "k\(k) (\(source)) ran with \(show(values)) though nothing it watches changed since its last run", token)
+                "k\(k) (\(source)) ran with \(show(values)) though nothing it watches changed since its last run", token
+            )
         {
             return failure
         }
@@ -737,7 +761,8 @@ struct ReferenceModel {
                 let why = token.owed > 0 ? "\(token.owed) change(s) of what it watches" : dueReason(token)
                 if let failure = fail(
                     .missedDelivery, index,
-                    "k\(k) (\(token.spec.source(options: ".immediate"))) did not run inside the setter for \(why)", token)
+                    "k\(k) (\(token.spec.source(options: ".immediate"))) did not run inside the setter for \(why)",
+                    token)
                 {
                     return failure
                 }
@@ -784,7 +809,9 @@ struct ReferenceModel {
         if let object = doomedObjects.first {
             return ModelFailure(
                 kind: .notReleased, opIndex: index,
-                message: "\(object) is referenced by nothing and the queue has nothing pending, but it has not deinitialized")
+                message:
+                    "\(object) is referenced by nothing and the queue has nothing pending, but it has not deinitialized"
+            )
         }
         for n in lingeringCollections.sorted() {
             guard deadCollections(n) else {
@@ -809,7 +836,8 @@ struct ReferenceModel {
         }
         if token.queue != drainingQueue,
             let failure = fail(
-                .wrongQueue, index, "k\(k) (\(source)), on queue \(token.queue), ran in a drain of queue \(drainingQueue)",
+                .wrongQueue, index,
+                "k\(k) (\(source)), on queue \(token.queue), ran in a drain of queue \(drainingQueue)",
                 token)
         {
             return failure
@@ -827,7 +855,7 @@ struct ReferenceModel {
         {
             return failure
         }
-        let evaluation = evaluate(token.spec, lastValues: token.lastValues)
+        let evaluation = evaluate(token.spec, lastValues: token.lastValues, changedKeys: token.changedKeys)
         let expected = evaluation.values.map { $0 ?? ModelEvent.absent }
         if expected != values,
             let failure = fail(
@@ -855,13 +883,17 @@ struct ReferenceModel {
     private mutating func performAction(of token: RefToken) {
         guard case .actor(_, _, let action) = token.spec, isExecutable(action.op) else { return }
         apply(action.op)
+        // A token made by a callback is the program's at once (the runner stores it there).
+        if case .observe(let k, _, _) = action.op { tokenHandles.insert(k) }
     }
 
     /// A binding's push writes its destination (rule 5 follows from rule 1 there).
     private mutating func push(_ token: RefToken, values: [Int], at index: Int) -> ModelFailure? {
         guard let destination = token.destination, let value = values.first else { return nil }
         guard !dead.contains(destination) else {
-            return ModelFailure(kind: .afterEnd, opIndex: index, message: "k\(token.label) pushed into \(destination) after it deinitialized")
+            return ModelFailure(
+                kind: .afterEnd, opIndex: index,
+                message: "k\(token.label) pushed into \(destination) after it deinitialized")
         }
         awaitingApplied[token.label, default: 0] += 1
         switch destination {
@@ -883,7 +915,9 @@ struct ReferenceModel {
         if case .node(let n) = object { lingeringCollections.insert(n) }
         for (k, token) in tokens where !token.ended {
             let rootGone = token.root == object && !token.rootIsCollection
-            if rootGone || token.destination == object { tokens[k]!.ended = true }
+            if rootGone || token.destination == object || token.otherSources.contains(object) {
+                tokens[k]!.ended = true
+            }
         }
         return nil
     }
@@ -908,7 +942,8 @@ struct ReferenceModel {
 
     private func dueReason(_ token: RefToken) -> String {
         if token.comparesValue {
-            return "its value went from \(token.comparedSeen.map(String.init) ?? "nil") to \(evaluate(token.spec).compared.map(String.init) ?? "nil")"
+            return
+                "its value went from \(token.comparedSeen.map(String.init) ?? "nil") to \(evaluate(token.spec).compared.map(String.init) ?? "nil")"
         }
         if token.dirty { return "a stored value it watches changed" }
         let changes = token.seen.compactMap { dependency, seen -> String? in
