@@ -5,8 +5,9 @@ import Testing
 //
 // Each test writes random programs over nodes and hubs (`ModelFixtures.swift`): stored `Int`
 // properties, references, computed properties, observed collections, tokens of every kind made
-// with and without `.initial`, invalidated and dropped, bindings and pipelines, objects
-// released, drains of the `.manual` queue. The runner runs each program against the library;
+// with and without `.initial` (and `.immediate`), invalidated and dropped, bindings and
+// pipelines, callbacks that set properties, end tokens or release objects, objects released,
+// drains of two `.manual` queues. The runner runs each program against the library;
 // the reference model (`ReferenceModel.swift`, plain Swift) checks, after every operation and
 // every drain, which callbacks ran, what each one read, what `drain()` returned, and when each
 // object deinitialized, against the propagation rules.
@@ -17,8 +18,11 @@ import Testing
 // - `swift test` runs a fixed number of programs per group from a fixed seed (a few seconds in
 //   all); `OBSERVATION_TOKENS_MODEL_SECONDS=<n>` runs for about n seconds in all, from a random
 //   seed (CI's long run). `OBSERVATION_TOKENS_MODEL_BASE_SEED` fixes the base seed.
-// - Feature groups localize a failure: stored properties only, then collections, paths and
-//   tracking, bindings, computed values, value tokens, each alone and together.
+// - Feature groups localize a failure (`ModelFeatures`): stored properties only, then
+//   collections, paths and tracking, bindings, callbacks that change things, two queues,
+//   `.immediate`, computed values, value tokens, `combineLatest`, each alone and together.
+// - Diagnostics: `OBSERVATION_TOKENS_MODEL_KEEP_GOING=1` reports the first failure of each kind
+//   and goes on; `OBSERVATION_TOKENS_MODEL_IGNORE=drainCount,…` looks past known failures.
 // - The threaded mode runs parallel phases: several threads, each the only writer of its own
 //   properties, started together, joined, then a drain, checked like any other drain.
 // - Groups that fail on today's main are gated by `ModelBasedConfig.propagationRulesLanded`
