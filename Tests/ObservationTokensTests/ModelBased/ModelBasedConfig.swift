@@ -23,7 +23,7 @@ enum ModelBasedConfig {
     static let programsPerGroup = 100
 
     /// Programs per feature group in the multi-threaded mode of a plain `swift test` run.
-    static let threadedProgramsPerGroup = 30
+    static let threadedProgramsPerGroup = 40
 
     /// The base seed of a plain `swift test` run.
     static let defaultBaseSeed: UInt64 = 0x0B5E_4A71_0E70_0C24

@@ -138,7 +138,8 @@ enum ModelBasedRun {
             total / Double(max(1, groups.filter(ModelBasedConfig.isEnabled).count))
         }
         let count = RelScale.iterations(
-            threaded ? ModelBasedConfig.threadedProgramsPerGroup : ModelBasedConfig.programsPerGroup, tsanDivisor: 4)
+            threaded ? ModelBasedConfig.threadedProgramsPerGroup : ModelBasedConfig.programsPerGroup,
+            tsanDivisor: threaded ? 2 : 4)
         print(
             "\(tag): base seed \(ModelBasedConfig.format(seed: base)), "
                 + (seconds.map { String(format: "%.0f s budget", $0) } ?? "\(count) programs")
