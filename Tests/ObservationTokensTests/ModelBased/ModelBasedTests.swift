@@ -189,10 +189,14 @@ enum ModelBasedRun {
         _ failure: ModelFailure, program: ModelProgram, seed: UInt64, features: ModelFeatures, test: String
     ) {
         let threaded = features.contains(.threads)
+        // A group that is off in this configuration runs only when asked.
+        let gated =
+            ModelBasedConfig.propagationRulesLanded || features.isDisjoint(with: .gatedUntilPropagationLands)
+            ? "" : "OBSERVATION_TOKENS_MODEL_ALL_GROUPS=1 "
         let (shrunk, shrunkFailure) = ModelShrinker.shrink(program, failure: failure, attempts: threaded ? 3 : 1)
         let text = """
             Model-based program failed (\(features)): \(shrunkFailure)
-            replay: OBSERVATION_TOKENS_MODEL_SEED=\(ModelBasedConfig.format(seed: seed)) swift test --filter ModelBasedTests/\(test)
+            replay: \(gated)OBSERVATION_TOKENS_MODEL_SEED=\(ModelBasedConfig.format(seed: seed)) swift test --filter ModelBasedTests/\(test)
             first failure, in the \(program.ops.count)-operation program: \(failure)
             shrunk to \(shrunk.ops.count) operations (then the runner drains until nothing is pending)\(features.contains(.computed) ? "; every callback of a property, list, chain or tracked key path token also logs its node's t (a hub's hw)" : ""):
             \(shrunk.listing())
