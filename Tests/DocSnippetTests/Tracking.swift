@@ -30,8 +30,8 @@ let d = person.observe { person in print(person.firstName + " " + person.lastNam
 let e = person.observeValue({ $0.fullName }) { person, fullName in print(fullName) }
 #sourceLocation()
     do {
-    docBlock("docs/Tracking.md", 86)
-#sourceLocation(file: "docs/Tracking.md", line: 87)
+    docBlock("docs/Tracking.md", 87)
+#sourceLocation(file: "docs/Tracking.md", line: 88)
 final class Profile: ObservableModel {
     var nickname = ""   // not @Observed
 }

@@ -312,15 +312,15 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
             }
         }
         guard !members.isEmpty else { return }
+        // Other computed properties' dependencies (declared on `*`) first: they invalidate.
+        for (subscription, _) in members where !subscription.comparesComputedValues {
+            subscription.propertyDidChange(changedObject: owner) { () }
+        }
         var pending: [Subscription] = []
-        for (subscription, isLeaf) in members {
-            if !subscription.comparesComputedValues {
-                // Another computed property's dependencies (declared on `*`): invalidates it.
-                subscription.propertyDidChange(changedObject: owner) { () }
-                continue
-            }
+        for (subscription, isLeaf) in members where subscription.comparesComputedValues {
             if subscription.isImmediate, !inDeinit {
-                subscription.deliverComputedChangeNow()
+                // After the set that invalidated the value has told everyone else, if inside one.
+                if !ImmediateChecks.holdBack(subscription) { subscription.deliverComputedChangeNow() }
                 continue
             }
             if !isLeaf { subscription.markNeedsWalk() }

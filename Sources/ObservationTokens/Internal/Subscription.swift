@@ -455,9 +455,14 @@ class Subscription: @unchecked Sendable {  // see the rules above
                 return .skipped
             }
         }
+        let previous = firedInDrain
         firedInDrain = drainID
         defer { finishDelivery() }
-        return finishDelivering { observer, root in invoke(observer: observer, root: root) }
+        let outcome = finishDelivering { observer, root in invokeQueued(observer: observer, root: root) }
+        // No callback ran (an unchanged value or endpoint): a later change in this drain may
+        // still run it in this drain.
+        if outcome == .skipped { firedInDrain = previous }
+        return outcome
     }
 
     /// `deliver` for change tokens, which take this tick's old value along.
@@ -486,14 +491,20 @@ class Subscription: @unchecked Sendable {  // see the rules above
             // A computed value's old value is the one this token saw.
             if oldValue == nil { oldValue = seenBefore }
         }
+        let previous = firedInDrain
         firedInDrain = drainID
         defer { finishDelivery() }
-        return finishDelivering { observer, root in invoke(observer: observer, root: root, oldValue: oldValue) }
+        let outcome = finishDelivering { observer, root in
+            invoke(observer: observer, root: root, oldValue: oldValue)
+            return true
+        }
+        if outcome == .skipped { firedInDrain = previous }
+        return outcome
     }
 
     /// The rest of a queued delivery, counted in by `beginDelivery`.
     @inline(__always)
-    private func finishDelivering(_ invoke: (AnyObject?, ObservableModelBase) -> Void) -> Outcome {
+    private func finishDelivering(_ invoke: (AnyObject?, ObservableModelBase) -> Bool) -> Outcome {
         // The observer must be alive; otherwise the token ends.
         var observer: AnyObject?
         if hasObserver {
@@ -515,8 +526,7 @@ class Subscription: @unchecked Sendable {  // see the rules above
                     return .delivered
                 }
             }
-            invoke(observer, root)
-            return .delivered
+            return invoke(observer, root) ? .delivered : .skipped
         }
     }
 
@@ -619,6 +629,13 @@ class Subscription: @unchecked Sendable {  // see the rules above
     /// Calls the callback. Only between `beginDelivery` and `finishDelivery`, which keep the
     /// callback from being released. Subclasses store and call it.
     func invoke(observer: AnyObject?, root: ObservableModelBase) {}
+
+    /// A queued delivery's call: returns whether the user's callback ran (a value token whose
+    /// value did not change evaluates and skips it; `drain()` counts only callbacks that ran).
+    func invokeQueued(observer: AnyObject?, root: ObservableModelBase) -> Bool {
+        invoke(observer: observer, root: root)
+        return true
+    }
 
     /// Calls a change token's callback with this tick's old value (nil when unknown). Only
     /// type-erased subscriptions take old values.

@@ -214,9 +214,29 @@ open class ObservableModelBase {
         let immediate = Unmanaged<Registry>.fromOpaque(UnsafeRawPointer(bitPattern: bits)!)._withUnsafeGuaranteedRef {
             $0.propertyDidChange(owner: self, serial: serial, oldValue: oldValue)
         }
-        // `.immediate` callbacks run from this small frame, not the registry's.
+        // `.immediate` callbacks run from this small frame, not the registry's: first the computed
+        // values this change invalidates (their dependencies' subscriptions), so that every
+        // callback after them reads final values; then the tokens.
         guard let immediate else { return }
-        for subscription in immediate { subscription.propertyDidChange(changedObject: self, oldValue: oldValue) }
+        if immediate.allSatisfy(\.comparesComputedValues) {
+            for subscription in immediate { subscription.propertyDidChange(changedObject: self, oldValue: oldValue) }
+            return
+        }
+        _tellInvalidatingFirst(immediate, oldValue: oldValue)
+    }
+
+    /// `.immediate` work of a set that invalidates computed values: those first, the tokens
+    /// after, and the tokens on the invalidated values last (`ImmediateChecks`). Out of line.
+    @inline(never)
+    final func _tellInvalidatingFirst(_ immediate: [Subscription], oldValue: () -> Any) {
+        ImmediateChecks.collecting {
+            for subscription in immediate where !subscription.comparesComputedValues {
+                subscription.propertyDidChange(changedObject: self, oldValue: oldValue)
+            }
+            for subscription in immediate where subscription.comparesComputedValues {
+                subscription.propertyDidChange(changedObject: self, oldValue: oldValue)
+            }
+        }
     }
 
 
@@ -228,13 +248,15 @@ open class ObservableModelBase {
     final func _computedDidChange(invalidationSerial: UInt64, serial: UInt64, inDeinit: Bool) {
         guard let registry = existingRegistry else { return }
         let observed = observedBits.load(ordering: .sequentiallyConsistent)
-        if observed & (Registry.serialBit(serial) | Registry.serialBit(PathStep.wildcardSerial)) != 0 {
-            registry.computedDidChange(owner: self, serial: serial, inDeinit: inDeinit)
-        }
+        // The computed values that read this one first (transitively), so that an `.immediate`
+        // token's callback below reads final values.
         if observed & Registry.serialBit(invalidationSerial) != 0 {
             for dependant in registry.members(of: invalidationSerial) {
                 dependant.propertyDidChange(changedObject: self) { () }
             }
+        }
+        if observed & (Registry.serialBit(serial) | Registry.serialBit(PathStep.wildcardSerial)) != 0 {
+            registry.computedDidChange(owner: self, serial: serial, inDeinit: inDeinit)
         }
     }
 }

@@ -98,29 +98,37 @@ final class TrackedSubscription<Model: ObservableModelBase, Value>: Subscription
         run(observer: observer, root: root, always: false)
     }
 
+    override func invokeQueued(observer: AnyObject?, root: ObservableModelBase) -> Bool {
+        run(observer: observer, root: root, always: false)
+    }
+
     /// `deliverNow`: immediate changes, and (with no old value) `.initial` and `fire()`,
     /// which deliver even an unchanged value.
     override func invoke(observer: AnyObject?, root: ObservableModelBase, oldValue: Any?) {
         run(observer: observer, root: root, always: !isImmediate || oldValue == nil)
     }
 
-    private func run(observer: AnyObject?, root: ObservableModelBase, always: Bool) {
-        guard let body else { return }
+    /// Evaluates and delivers; returns whether a user callback ran (a tracking closure always
+    /// does: it is the read; a value token skips an unchanged value).
+    @discardableResult
+    private func run(observer: AnyObject?, root: ObservableModelBase, always: Bool) -> Bool {
+        guard let body else { return false }
         let model = unsafeDowncast(root, to: Model.self)
         let value = evaluate(body.read, observer: observer, root: model)
-        guard hasCallback else { return }
+        guard hasCallback else { return true }
         if keepsLast {
-            deliverComparing(body, observer: observer, root: model, value: value, always: always)
-        } else {
-            body.deliver(observer, model, value, value)
+            return deliverComparing(body, observer: observer, root: model, value: value, always: always)
         }
+        body.deliver(observer, model, value, value)
+        return true
     }
 
     /// Delivers a value token: with the last value, and only when it changed (unless `always`).
-    private func deliverComparing(_ body: Body, observer: AnyObject?, root: Model, value: Value, always: Bool) {
+    private func deliverComparing(_ body: Body, observer: AnyObject?, root: Model, value: Value, always: Bool) -> Bool {
         let last = swapLast(value)
-        if skipsUnchanged, !always, let last, _valuesAreIdentical(last, value) { return }
+        if skipsUnchanged, !always, let last, _valuesAreIdentical(last, value) { return false }
         body.deliver(observer, root, value, last ?? value)
+        return true
     }
 
     /// Stores `value` as the last delivered value; returns the previous one.

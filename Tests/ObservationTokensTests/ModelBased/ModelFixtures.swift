@@ -69,12 +69,11 @@ final class MNode: ObservableModel, @unchecked Sendable {
     @Observed var dict: ObservedDictionary<Int, Int> = [:]
     @Observed var tags: ObservedSet<Int> = []
 
-    @Computed(queue: modelQueue, { (node: MNode) in node.x + node.y }) var s: Int
-    @Computed(queue: modelQueue, { (node: MNode) in node.s + node.z }) var t: Int
-    @Computed(queue: modelQueue, { (node: MNode) in ((node.t % 3) + 3) % 3 }) var u: Int
-    @Computed(queue: modelQueue, { (node: MNode) in (node.next?.t ?? 0) - node.x }) var nt: Int
+    @Computed({ (node: MNode) in node.x + node.y }) var s: Int
+    @Computed({ (node: MNode) in node.s + node.z }) var t: Int
+    @Computed({ (node: MNode) in ((node.t % 3) + 3) % 3 }) var u: Int
+    @Computed({ (node: MNode) in (node.next?.t ?? 0) - node.x }) var nt: Int
     @Computed(
-        queue: modelQueue,
         { (node: MNode) in
             node.items.count + 10 * (node.dict[1] ?? 0) + (node.tags.contains(2) ? 100 : 0)
         })
@@ -100,7 +99,7 @@ final class MHub: ObservableModel, @unchecked Sendable {
     @Observed var w = 0
     @Observed var node: MNode? = nil
 
-    @Computed(queue: modelQueue, { (hub: MHub) in hub.w * 10 + (hub.node?.u ?? 5) }) var hw: Int
+    @Computed({ (hub: MHub) in hub.w * 10 + (hub.node?.u ?? 5) }) var hw: Int
 
     init(label: Int, log: ModelEventLog) {
         self.label = label

@@ -56,7 +56,7 @@ final class ModelRunner {
     private var madeInCallbacks: Set<Int> = []
     private var everyNode: [Int: ModelWeak<MNode>] = [:]
     private var everyHub: [Int: ModelWeak<MHub>] = [:]
-    private var collections: [Int: [ModelWeak<ObservableModel>]] = [:]
+    private var collections: [Int: [ModelWeak<ObservableModelBase>]] = [:]
 
     private lazy var performer = ModelActionPerformer(runner: self)
 
@@ -150,8 +150,8 @@ final class ModelRunner {
             nodes[n] = node
             everyNode[n] = ModelWeak(node)
             collections[n] = [
-                ModelWeak<ObservableModel>(node.items), ModelWeak<ObservableModel>(node.dict),
-                ModelWeak<ObservableModel>(node.tags),
+                ModelWeak<ObservableModelBase>(node.items), ModelWeak<ObservableModelBase>(node.dict),
+                ModelWeak<ObservableModelBase>(node.tags),
             ]
         case .newHub(let h):
             let hub = MHub(label: h, log: log)
