@@ -81,10 +81,12 @@ extension IndexCell {
 extension PathStep {
     /// How a description names a collection cell's step: `#4` for an index cell (`#?` when
     /// no array is there to ask), `(followed object)` for an object-following cell, and the
-    /// empty string (nothing) for the step from a cell to its element. Nil for other keys.
+    /// empty string (nothing) for the step from a cell to its element and for a key's cell (a
+    /// key is user data: describing it would run user code). Nil for other keys.
     static func collectionLabel(_ key: TypedKey, on object: ObservableModel?) -> String? {
         let keyPath = key.keyPath
         if keyPath == \IndexCell.element || keyPath == \FollowCell.element { return "" }
+        if keyPath == \KeyCell.cellSelf || keyPath == \KeyCell.value { return "" }
         if keyPath == \FollowCell.cellSelf { return "(followed object)" }
         guard keyPath == \IndexCell.cellSelf else { return nil }
         guard let cell = object.flatMap({ key.read($0) }) as? IndexCell else { return "#?" }

@@ -78,17 +78,14 @@ public enum ObservationDebugging {
         let registries = DebugCensusState.liveRegistries()
         let listed = Set(registries.map(ObjectIdentifier.init))
         for registry in registries {
-            let snapshot = registry.debugSnapshot()
-            let all = snapshot.properties.flatMap { $0.members.map(\.subscription) } + snapshot.retained
-            for subscription in all where subscription.isActive {
+            for token in registry.debugTokens() where token.main.isActive {
+                let main = token.main
                 // Counted at its root when the root is listed, else where it is first seen.
-                guard
-                    subscription.rootRegistry === registry
-                        || !listed.contains(ObjectIdentifier(subscription.rootRegistry))
+                guard main.rootRegistry === registry || !listed.contains(ObjectIdentifier(main.rootRegistry))
                 else { continue }
-                guard seen.insert(ObjectIdentifier(subscription)).inserted else { continue }
-                let type = String(describing: subscription.rootRegistry.ownerType)
-                let site = subscription.site.description
+                guard seen.insert(ObjectIdentifier(main)).inserted else { continue }
+                let type = String(describing: main.rootRegistry.ownerType)
+                let site = main.site.description
                 let key = type + "\u{0}" + site
                 if groups[key] == nil { order.append(key) }
                 groups[key, default: (type, site, 0)].count += 1
@@ -141,33 +138,37 @@ public enum ObservationDebugging {
             registries = DebugCensusState.liveRegistries()
         }
         var lines = ["digraph observations {", "  rankdir=LR;"]
-        var nodes = Set<String>()
-        func node(_ id: String, _ line: String) {
-            if nodes.insert(id).inserted { lines.append(line) }
+        var drawn = Set<String>()
+        func draw(_ id: String, _ line: String) {
+            if drawn.insert(id).inserted { lines.append(line) }
         }
         for registry in registries {
             let objectID = "o" + DebugFormat.address(registry.ownerID)
-            node(objectID, "  \"\(objectID)\" [shape=box, label=\"\(DebugFormat.object(registry))\"];")
-            let snapshot = registry.debugSnapshot()
+            draw(objectID, "  \"\(objectID)\" [shape=box, label=\"\(DebugFormat.object(registry))\"];")
             let owner = registry.weakOwner
-            for property in snapshot.properties {
-                let name = propertyName(property.serial, in: owner, registry: registry)
-                for member in property.members where member.subscription.isActive {
-                    let subscription = member.subscription
-                    let tokenID = "t" + DebugFormat.address(ObjectIdentifier(subscription))
-                    let label = "\(DebugFormat.kind(of: subscription)) \(subscription.site)"
-                    node(tokenID, "  \"\(tokenID)\" [shape=ellipse, label=\"\(escape(label))\"];")
-                    lines.append("  \"\(tokenID)\" -> \"\(objectID)\" [label=\"\(escape(name))\"];")
-                    if let observer = subscription.loadObserver() {
-                        let observerID = "w" + DebugFormat.address(ObjectIdentifier(observer))
-                        let observerLabel = "\(type(of: observer)) \(DebugFormat.address(ObjectIdentifier(observer)))"
-                        node(
-                            observerID,
-                            "  \"\(observerID)\" [shape=oval, style=dashed, label=\"\(escape(observerLabel))\"];")
-                        if nodes.insert(observerID + tokenID).inserted {
-                            lines.append("  \"\(observerID)\" -> \"\(tokenID)\";")
-                        }
-                    }
+            for token in registry.debugTokens() where token.main.isActive {
+                let main = token.main
+                let tokenID = "t" + DebugFormat.address(ObjectIdentifier(main))
+                var label = DebugFormat.kind(of: main)
+                let watched = DebugFormat.watched(main)
+                if !watched.isEmpty { label += " \"\(watched)\"" }
+                label += " \(main.site)"
+                draw(tokenID, "  \"\(tokenID)\" [shape=ellipse, label=\"\(escape(label))\"];")
+                // One edge per token and object, labelled with what it watches there.
+                let edge =
+                    token.serials.isEmpty
+                    ? keptHeading(of: main)
+                    : token.serials.map { propertyName($0, in: owner, registry: registry) }.joined(separator: ", ")
+                draw(
+                    tokenID + objectID,
+                    "  \"\(tokenID)\" -> \"\(objectID)\" [label=\"\(escape(edge))\"];")
+                if let observer = main.loadObserver() {
+                    let observerID = "w" + DebugFormat.address(ObjectIdentifier(observer))
+                    let observerLabel = "\(type(of: observer)) \(DebugFormat.address(ObjectIdentifier(observer)))"
+                    draw(
+                        observerID,
+                        "  \"\(observerID)\" [shape=oval, style=dashed, label=\"\(escape(observerLabel))\"];")
+                    draw(observerID + tokenID, "  \"\(observerID)\" -> \"\(tokenID)\";")
                 }
             }
         }
@@ -178,7 +179,18 @@ public enum ObservationDebugging {
     static func propertyName(_ serial: UInt64, in owner: ObservableModel?, registry: Registry) -> String {
         if serial == PathStep.wildcardSerial { return "*" }
         return owner.flatMap { PropertyTable($0).name(ofSerial: serial, in: $0) }
+            ?? (owner as? any CollectionDebugNames)?.debugName(ofSerial: serial)
             ?? registry.rememberedName(ofSerial: serial) ?? "#\(serial)"
+    }
+
+    /// Why an object keeps a token that is attached to none of its properties, as a heading.
+    static func keptHeading(of token: Subscription) -> String {
+        switch token.site.kind {
+        case .willChange: "before each set"
+        case .binding, .pipeline: "binding destination"
+        case .tell: "observer-lifetime (tell)"
+        default: "kept by this object"
+        }
     }
 
     private static func escape(_ text: String) -> String {

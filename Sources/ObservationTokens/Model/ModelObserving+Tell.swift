@@ -40,7 +40,9 @@ extension ModelObserving where Self: ObservableModel {
         _tell(
             _ObserverSubscription(
                 root: self, observer: observer, target: .keys(keyPaths.map { TypedKey(partial: $0) }),
-                options: options, queue: queue, site: CreationSite(fileID: fileID, line: line), callback: callback))
+                options: options, queue: queue,
+                site: CreationSite(fileID: fileID, line: line, kind: .tell, options: options),
+                callback: callback))
     }
 
     /// Observes a key path chain for as long as `observer` lives, without a token to keep: the
@@ -76,7 +78,7 @@ extension ModelObserving where Self: ObservableModel {
         let observation = _tell(
             _ObserverSubscription(
                 root: self, observer: observer, target: .paths([chain.path]), options: options, queue: queue,
-                site: CreationSite(fileID: fileID, line: line), callback: callback))
+                site: CreationSite(fileID: fileID, line: line, kind: .tell, options: options), callback: callback))
         if !isValid { observation.stop() }
         return observation
     }
@@ -114,7 +116,7 @@ extension ModelObserving where Self: ObservableModel {
         return _tell(
             _ObserverSubscription(
                 root: self, observer: observer, target: .paths([parsed]), options: options, queue: queue,
-                site: CreationSite(fileID: fileID, line: line), callback: callback))
+                site: CreationSite(fileID: fileID, line: line, kind: .tell, options: options), callback: callback))
     }
 
     /// Hands `subscription` to the registry, which owns it from then on, and starts it.

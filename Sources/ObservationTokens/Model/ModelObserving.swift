@@ -47,7 +47,7 @@ extension ModelObserving where Self: ObservableModel {
     ) -> ObservationToken {
         let access = _KeyPathAccess(consume keyPath)
         let key = access.key
-        let site = CreationSite(fileID: fileID, line: line)
+        let site = CreationSite(fileID: fileID, line: line, kind: .property, options: options)
         return _observe(
             key,
             subscription: _ModelSubscription(
@@ -95,9 +95,20 @@ extension ModelObserving where Self: ObservableModel {
         line: UInt = #line,
         _ callback: @escaping @Sendable (Observer, Self) -> Void
     ) -> ObservationToken {
+        _observe(
+            consume keyPath, observer: observer, options: options, queue: queue,
+            site: CreationSite(fileID: fileID, line: line, kind: .property, options: options), callback)
+    }
+
+    /// `observe(_:observer:options:queue:fileID:line:_:)` with the site given (`values(of:)`
+    /// makes its tokens through it).
+    @inlinable @inline(__always)
+    func _observe<Observer: AnyObject, Value>(
+        _ keyPath: consuming KeyPath<Self, Value>, observer: Observer, options: ObservationOptions,
+        queue: CoalescingQueue, site: CreationSite, _ callback: @escaping @Sendable (Observer, Self) -> Void
+    ) -> ObservationToken {
         let access = _KeyPathAccess(consume keyPath)
         let key = access.key
-        let site = CreationSite(fileID: fileID, line: line)
         return _observe(
             key,
             subscription: _ObserverSubscription(
@@ -145,7 +156,7 @@ extension ModelObserving where Self: ObservableModel {
         _observe(
             _ModelSubscription(
                 root: self, target: .keys(keyPaths.map { TypedKey(partial: $0) }), options: options, queue: queue,
-                site: CreationSite(fileID: fileID, line: line), callback: callback))
+                site: CreationSite(fileID: fileID, line: line, kind: .list, options: options), callback: callback))
     }
 
     /// Observes several properties with one token on behalf of `observer`, held weakly.
@@ -172,7 +183,9 @@ extension ModelObserving where Self: ObservableModel {
         _observe(
             _ObserverSubscription(
                 root: self, observer: observer, target: .keys(keyPaths.map { TypedKey(partial: $0) }),
-                options: options, queue: queue, site: CreationSite(fileID: fileID, line: line), callback: callback))
+                options: options, queue: queue,
+                site: CreationSite(fileID: fileID, line: line, kind: .list, options: options),
+                callback: callback))
     }
 
     /// Observes several properties with one token, listed as arguments.
@@ -226,7 +239,7 @@ extension ModelObserving where Self: ObservableModel {
     ) -> ObservationToken {
         let access = _KeyPathAccess(consume keyPath)
         let key = access.key
-        let site = CreationSite(fileID: fileID, line: line)
+        let site = CreationSite(fileID: fileID, line: line, kind: .change, options: options)
         return _observeChange(
             key, options: options, queue: queue, site: site,
             callback: { _, root, oldValue in
