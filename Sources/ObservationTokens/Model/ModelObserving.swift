@@ -135,8 +135,10 @@ extension ModelObserving where Self: ObservableModel {
     /// ```
     ///
     /// - Parameters:
-    ///   - keyPaths: `@Observed` properties of the receiver. If any of them is not, the token
-    ///     has already ended. An empty list traps in debug builds (it would observe nothing).
+    ///   - keyPaths: `@Observed` properties of the receiver. One that is not (a plain `var`, a
+    ///     `let`, a computed or composed key path) traps in debug builds, naming it and the fix,
+    ///     and gives an ended token in release builds; so does an empty list (it would observe
+    ///     nothing).
     ///   - options: `.initial`, `.immediate`; see ``ObservationOptions``.
     ///   - queue: Where callbacks are delivered; the main queue by default.
     ///   - callback: Receives the observed object.
@@ -153,7 +155,7 @@ extension ModelObserving where Self: ObservableModel {
         line: UInt = #line,
         _ callback: @escaping @Sendable (Self) -> Void
     ) -> ObservationToken {
-        _observe(
+        _observeList(
             _ModelSubscription(
                 root: self, target: .keys(keyPaths.map { TypedKey(partial: $0) }), options: options, queue: queue,
                 site: CreationSite(fileID: fileID, line: line, kind: .list, options: options), callback: callback))
@@ -162,7 +164,8 @@ extension ModelObserving where Self: ObservableModel {
     /// Observes several properties with one token on behalf of `observer`, held weakly.
     ///
     /// - Parameters:
-    ///   - keyPaths: `@Observed` properties of the receiver.
+    ///   - keyPaths: `@Observed` properties of the receiver; one that is not traps in debug
+    ///     builds (see `observe(_:options:queue:fileID:line:_:)` with a list).
     ///   - observer: The object the callback works on; held weakly.
     ///   - options: `.initial`, `.immediate`; see ``ObservationOptions``.
     ///   - queue: Where callbacks are delivered; the main queue by default.
@@ -180,7 +183,7 @@ extension ModelObserving where Self: ObservableModel {
         line: UInt = #line,
         _ callback: @escaping @Sendable (Observer, Self) -> Void
     ) -> ObservationToken {
-        _observe(
+        _observeList(
             _ObserverSubscription(
                 root: self, observer: observer, target: .keys(keyPaths.map { TypedKey(partial: $0) }),
                 options: options, queue: queue,
@@ -304,6 +307,18 @@ extension ObservableModel {
             return token
         }
         start(subscription)
+        return token
+    }
+
+    /// Starts the subscription of a list of key paths (`observe([…])`). A key path that is not
+    /// one `@Observed` property of the receiver is a programming error, as for a single key
+    /// path: a trap in debug builds naming it and the fix, an ended token otherwise.
+    @usableFromInline
+    final func _observeList(_ subscription: Subscription) -> ObservationToken {
+        let token = _observe(subscription)
+        if !subscription.paths.isEmpty, !subscription.isActive, let key = firstMisfitKey(of: subscription) {
+            _reportMisuse("observe([…]) at \(subscription.site): \(listMisfit(key))")
+        }
         return token
     }
 

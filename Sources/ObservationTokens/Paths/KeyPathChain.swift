@@ -14,7 +14,9 @@
 /// run time, which is why the chain keeps its segments. Observing the composed key path
 /// itself also works (a tracked token, re-evaluated at each delivery); a chain re-walks its
 /// segments inside the setter instead, which is cheaper when middle objects are replaced
-/// often. Every segment must be an `@Observed` property: one that is not traps in debug builds.
+/// often. Every segment must be one `@Observed` property: one that is not (a `let`, a plain
+/// `var`, a composed key path such as `\.currentUser?.address`) traps in debug builds, with a
+/// message that says what the segment reads and how to write it.
 ///
 /// `@unchecked Sendable`: a chain holds only key paths, and closures that apply them.
 public struct KeyPathChain<Root: ObservableModel, Value>: @unchecked Sendable {
@@ -220,9 +222,20 @@ extension ObservableModel {
             let reads = object.observedReads(of: key)
             let written = DebugFormat.keyPathText(key.keyPath, reads: reads.map(\.name))
             let segment = "segment \(position) of the key path chain observed at \(fileID):\(line), \(written),"
-            _reportMisuse(
-                "\(segment) reads no @Observed property, so the token would never watch past it. Mark that property @Observed, or observe the chain only up to it."
-            )
+            if reads.isEmpty {
+                _reportMisuse(
+                    "\(segment) reads no @Observed property, so the token would never watch past it. Mark that property @Observed, or observe the chain only up to it."
+                )
+            } else {
+                let split = reads.map { "(\\.\($0.name))" }.joined(separator: ".then")
+                let fix =
+                    reads.count > 1
+                    ? "Give each property a segment of its own (.then\(split))"
+                    : "End the segment at the property (\\.\(reads[0].name))"
+                _reportMisuse(
+                    "\(segment) is not one @Observed property: it reads \(reads.map(\.qualified).joined(separator: ", ")), and a chain follows one property per segment. \(fix), or observe the key path itself (observe(\(written))), which follows everything it reads."
+                )
+            }
             return false
         }
         return true
