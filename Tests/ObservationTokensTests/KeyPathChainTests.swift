@@ -1002,20 +1002,5 @@ struct KeyPathChainTests {
             #expect(message.contains("it reads CorePerson.address, CoreAddress.zip"))
             #expect(message.contains("observe(\\CorePerson.address?.zip)"))
         }
-    #else
-        @Test func aComposedSegmentOrAMisfitInAListGivesAnEndedTokenInReleaseBuilds() {
-            let queue = CoalescingQueue(target: .manual)
-            let user = PathUser()
-            user.address = PathAddress()
-            let chain = user.observe(KeyPathChain(\PathUser.address?.zipCode), queue: queue) { _, _ in }
-            let person = CorePerson()
-            person.address = CoreAddress()
-            let list = person.observe([\.firstName, \.nickname], queue: queue) { _ in }
-            let composed = person.observe([\.firstName, \.address?.zip], queue: queue) { _ in }
-            #expect(!chain.isValid)
-            #expect(!list.isValid)
-            #expect(!composed.isValid)
-            #expect(person.observedProperties.isEmpty)
-        }
     #endif
 }

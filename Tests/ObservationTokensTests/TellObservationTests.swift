@@ -189,13 +189,5 @@ struct TellObservationTests {
                 CorePerson().tell(observer, whenAnyOf: []) { _, _ in }
             }
         }
-    #else
-        @Test func tellingAboutAPlainPropertyObservesNothingInReleaseBuilds() {
-            let observer = CoreObserver()
-            let person = CorePerson()
-            let observation = person.tell(observer, whenAnyOf: [\.firstName, \.nickname]) { _, _ in }
-            #expect(!observation.isActive)
-            #expect(person.observedProperties.isEmpty)
-        }
     #endif
 }

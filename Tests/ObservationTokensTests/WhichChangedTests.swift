@@ -139,15 +139,19 @@ struct WhichChangedTests {
     }
 
     #if DEBUG
-        @Test func aPlainPropertyStopsADebugBuildNamingIt() async {
+        /// It used to say the key path "reads no @Observed property".
+        @Test func aComposedKeyPathStopsADebugBuildSayingWhatItReads() async {
             let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-                _ = CorePerson().observe(whichOf: [\.firstName, \.nickname], queue: CoalescingQueue(target: .manual)) {
+                let person = CorePerson()
+                person.address = CoreAddress()
+                _ = person.observe(whichOf: [\.firstName, \.address?.zip], queue: CoalescingQueue(target: .manual)) {
                     _, _ in
                 }
             }
             let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
             #expect(message.contains("observe(whichOf:) at ObservationTokensTests/WhichChangedTests.swift:"))
-            #expect(message.contains("\\CorePerson.nickname reads no @Observed property of CorePerson"))
+            #expect(message.contains("\\CorePerson.address?.zip is not one @Observed property of CorePerson"))
+            #expect(message.contains("it reads CorePerson.address, CoreAddress.zip"))
         }
     #endif
 

@@ -57,47 +57,36 @@ extension DebuggingTests {
         #expect(!breakpoint.isValid)
     }
 
-    @Test func breakOnInvokeOfAListStopsAfterItsCallback() {
+    /// `observeMutations` watches a storage of the array's own, which has no property name: its
+    /// breakpoint used to be an ended token. Lists and pipelines stop the same way.
+    @Test func breakOnInvokeStopsAfterTheCallbackOfCollectionListAndPipelineTokens() {
         let events = recordingStops()
         defer { ObservationDebugging.setWatchpointHandler(ObservationDebugging.defaultHandler) }
-        let queue = CoalescingQueue(target: .manual)
-        let person = DebugPerson()
-        let token = person.observe([\.name, \.address], queue: queue) { _ in events.append("callback") }
-        let breakpoint = token.breakOnInvoke()
-        person.name = "Ada"
-        person.address = DebugAddress()
-        _ = queue.drain()
-        #expect(events.entries == ["callback", "break"])
-        withExtendedLifetime((token, breakpoint)) {}
-    }
-
-    /// `observeMutations` watches a storage of the array's own, which has no property name.
-    @Test func breakOnInvokeOfACollectionTokenStopsAfterItsCallback() {
-        let events = recordingStops()
-        defer { ObservationDebugging.setWatchpointHandler(ObservationDebugging.defaultHandler) }
+        // Given a breakpoint on each: a collection token, a list, a pipeline
         let queue = CoalescingQueue(target: .manual)
         let items: ObservedArray<Int> = []
-        let token = items.observeMutations(queue: queue) { _, _ in events.append("callback") }
-        let breakpoint = token.breakOnInvoke()
-        #expect(breakpoint.isValid)
+        let mutations = items.observeMutations(queue: queue) { _, _ in events.append("callback") }
+        let person = DebugPerson()
+        let list = person.observe([\.name, \.address], queue: queue) { _ in events.append("list") }
+        let pipeline = person.pipeline(of: \.name).post(options: [], queue: queue) { _ in events.append("pipeline") }
+        let breakpoints = [mutations.breakOnInvoke(), list.breakOnInvoke(), pipeline.breakOnInvoke()]
+        #expect(breakpoints.map(\.isValid) == [true, true, true])
+
+        // When the array changes in one tick, the person's address in the next
         items.append(1)
         items.append(2)
         _ = queue.drain()
-        #expect(events.entries == ["callback", "break"])
-        withExtendedLifetime((token, breakpoint)) {}
-    }
+        person.address = DebugAddress()
+        _ = queue.drain()
 
-    @Test func breakOnInvokeOfABindingStopsAfterItsPush() {
-        let events = recordingStops()
-        defer { ObservationDebugging.setWatchpointHandler(ObservationDebugging.defaultHandler) }
-        let queue = CoalescingQueue(target: .manual)
-        let person = DebugPerson()
-        let token = person.pipeline(of: \.name).post(options: [], queue: queue) { _ in events.append("callback") }
-        let breakpoint = token.breakOnInvoke()
+        // Then each stopped once, right after its callback
+        #expect(events.entries == ["callback", "break", "list", "break"])
+
+        // And a change both watch stops after each of them
         person.name = "Ada"
         _ = queue.drain()
-        #expect(events.entries == ["callback", "break"])
-        withExtendedLifetime((token, breakpoint)) {}
+        #expect(events.entries.suffix(4) == ["pipeline", "break", "list", "break"])
+        withExtendedLifetime((mutations, list, pipeline, breakpoints)) {}
     }
 
     #if DEBUG
@@ -126,15 +115,6 @@ extension DebuggingTests {
             let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
             #expect(message.contains("on a pipeline token"))
             #expect(message.contains("Use breakOnChange(of:) on a source instead"))
-        }
-    #else
-        @Test func breakOnInvokeOfATwoWayBindingIsAnEndedTokenInReleaseBuilds() {
-            let person = DebugPerson()
-            let label = DebugLabel()
-            let token = person.bindTwoWay(\.name, with: label, \.text)
-            #expect(token.isValid)
-            #expect(!token.breakOnInvoke().isValid)
-            withExtendedLifetime((token, label)) {}
         }
     #endif
 }

@@ -63,49 +63,51 @@ private func hex(_ object: AnyObject) -> String {
 extension DebuggingTests {
     // MARK: Observations of properties
 
-    @Test func aPropertyTokenShowsItsPropertyAndTheOptionsItWasGiven() {
+    /// A property token with `.endpointChanges` used to show as a `path` token.
+    @Test func propertyChangeAndPathTokensShowTheirKindAndTheOptionsTheyWereGiven() {
         ObservationDebugging.isCensusEnabled = true
         defer { ObservationDebugging.isCensusEnabled = false }
-        // Given a property token with options and an observer
+        // Given a property token with options and an observer, a change token, a string path
         let queue = CoalescingQueue(target: .manual)
         let person = DebugPerson()
+        person.address = DebugAddress()
         let viewer = DebugViewer()
         let line = #line + 1
         let token = person.observe(\.name, observer: viewer, options: [.initial, .endpointChanges], queue: queue) {
             _, _ in
         }
+        let changeLine = #line + 1
+        let change = person.observeChanges(\.name, options: .immediate, queue: queue) { _, _ in }
+        let pathLine = #line + 1
+        let path = try! person.observe(path: "address.zip", options: .endpointChanges, queue: queue) { _ in }
 
         // When the aids show the person
         let shown = DebugShown(on: person, line: line)
 
-        // Then it is one line under its property, one census entry, one node
+        // Then each is one line under its property, one census entry, one node
         #expect(
             shown.line
                 == "    property \(hex(token.subscription)) \"name\" observer: DebugViewer \(hex(viewer)) options: [.initial, .endpointChanges] queue: manual \(hex(queue)) created at \(shown.site)"
         )
         #expect(shown.heading == "  name:")
-        #expect(shown.summary == "1 observation")
+        #expect(shown.summary == "3 observations")
         #expect(shown.census.map(\.count) == [1])
-        #expect(shown.graphTokenNodes.count == 1)
-        #expect(shown.graphEdges.count == 1)
-        withExtendedLifetime((token, viewer)) {}
-    }
-
-    @Test func aChangeTokenShowsAsAChange() {
-        ObservationDebugging.isCensusEnabled = true
-        defer { ObservationDebugging.isCensusEnabled = false }
-        let queue = CoalescingQueue(target: .manual)
-        let person = DebugPerson()
-        let line = #line + 1
-        let token = person.observeChanges(\.name, options: .immediate, queue: queue) { _, _ in }
-        let shown = DebugShown(on: person, line: line)
+        #expect(shown.graphTokenNodes.count == 3)
+        #expect(shown.graphEdges.count == 3)
+        let changeShown = DebugShown(on: person, line: changeLine)
         #expect(
-            shown.line
-                == "    change \(hex(token.subscription)) \"name\" observer: none options: [.immediate] queue: manual \(hex(queue)) created at \(shown.site)"
+            changeShown.line
+                == "    change \(hex(change.subscription)) \"name\" observer: none options: [.immediate] queue: manual \(hex(queue)) created at \(changeShown.site)"
         )
-        #expect(shown.census.map(\.count) == [1])
-        #expect(shown.graphTokenNodes.count == 1)
-        withExtendedLifetime(token) {}
+        #expect(changeShown.census.map(\.count) == [1])
+        let pathShown = DebugShown(on: person, line: pathLine)
+        #expect(
+            pathShown.line
+                == "    path \(hex(path.subscription)) \"address.zip\" observer: none options: [.endpointChanges] queue: manual \(hex(queue)) created at \(pathShown.site)"
+        )
+        #expect(pathShown.heading == "  address:")
+        #expect(pathShown.census.map(\.count) == [1])
+        withExtendedLifetime((token, change, path, viewer)) {}
     }
 
     @Test func aListIsOneTokenUnderAllItsProperties() {
@@ -152,24 +154,6 @@ extension DebuggingTests {
         #expect(atRoot.census == [.init(observedType: "DebugPerson", site: atRoot.site, count: 1)])
         #expect(atRoot.graphTokenNodes.count == 1)
         #expect(onTheWay.graphTokenNodes.count == 1)
-        withExtendedLifetime(token) {}
-    }
-
-    @Test func aStringPathShowsItsPathText() {
-        ObservationDebugging.isCensusEnabled = true
-        defer { ObservationDebugging.isCensusEnabled = false }
-        let queue = CoalescingQueue(target: .manual)
-        let person = DebugPerson()
-        person.address = DebugAddress()
-        let line = #line + 1
-        let token = try! person.observe(path: "address.zip", options: .endpointChanges, queue: queue) { _ in }
-        let shown = DebugShown(on: person, line: line)
-        #expect(
-            shown.line
-                == "    path \(hex(token.subscription)) \"address.zip\" observer: none options: [.endpointChanges] queue: manual \(hex(queue)) created at \(shown.site)"
-        )
-        #expect(shown.census.map(\.count) == [1])
-        #expect(shown.graphTokenNodes.count == 1)
         withExtendedLifetime(token) {}
     }
 
