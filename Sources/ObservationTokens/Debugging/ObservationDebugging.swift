@@ -127,8 +127,9 @@ public enum ObservationDebugging {
     /// ```
     ///
     /// - Parameter object: The object whose observers to draw; nil for every listed object.
-    /// - Returns: A `digraph` in DOT syntax. Token nodes are labelled with their kind and
-    ///   creation site; edges to objects with the property observed there.
+    /// - Returns: A `digraph` in DOT syntax: one node per token, labelled with its kind, what
+    ///   it watches and its creation site, and one edge from it to each object, labelled with
+    ///   the properties it watches there (or why the object keeps it).
     /// - Complexity: O(*e*) in the edges drawn.
     public static func dotGraph(of object: ObservableModel? = nil) -> String {
         let registries: [Registry]
