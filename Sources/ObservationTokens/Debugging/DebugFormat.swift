@@ -178,8 +178,9 @@ enum DebugFormat {
         if subscription.isProperty {
             guard let serial = subscription.attachedPropertySerial else { return subscription.pathDescription }
             let registry = subscription.rootRegistry
-            return registry.weakOwner.flatMap { PropertyTable($0).name(ofSerial: serial, in: $0) }
-                ?? registry.rememberedName(ofSerial: serial) ?? ""
+            // A collection's own storage (`contents`) is named by the heading, not by the token.
+            if registry.weakOwner is any CollectionDebugNames { return "" }
+            return ObservationDebugging.knownPropertyName(serial, in: registry.weakOwner, registry: registry) ?? ""
         }
         guard let extras = subscription.extras, !extras.paths.isEmpty, let root = subscription.rootRegistry.weakOwner
         else { return subscription.pathDescription }

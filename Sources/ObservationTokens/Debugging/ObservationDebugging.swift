@@ -177,11 +177,22 @@ public enum ObservationDebugging {
         return lines.joined(separator: "\n")
     }
 
+    /// The name of the property with storage serial `serial` of `owner` (or of the dead owner
+    /// of `registry`): `*`, an `@Observed` or synthetic (`@Computed`, …) property's name, a
+    /// collection's own storage (`count`, `contents`, …), else `#serial`.
     static func propertyName(_ serial: UInt64, in owner: ObservableModel?, registry: Registry) -> String {
+        knownPropertyName(serial, in: owner, registry: registry) ?? "#\(serial)"
+    }
+
+    /// `propertyName`, nil when nothing names the storage.
+    static func knownPropertyName(_ serial: UInt64, in owner: ObservableModel?, registry: Registry) -> String? {
         if serial == PathStep.wildcardSerial { return "*" }
-        return owner.flatMap { PropertyTable($0).name(ofSerial: serial, in: $0) }
+        guard let owner else { return registry.rememberedName(ofSerial: serial) }
+        let table = PropertyTable(owner)
+        return table.name(ofSerial: serial, in: owner)
+            ?? table.synthetic.first { $0.state(in: owner).serial == serial }?.name
             ?? (owner as? any CollectionDebugNames)?.debugName(ofSerial: serial)
-            ?? registry.rememberedName(ofSerial: serial) ?? "#\(serial)"
+            ?? registry.rememberedName(ofSerial: serial)
     }
 
     /// Why an object keeps a token that is attached to none of its properties, as a heading.

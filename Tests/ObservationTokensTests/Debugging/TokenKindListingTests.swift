@@ -17,6 +17,12 @@ final class DebugNode: ObservableModel, @unchecked Sendable {
     @Observed var next: DebugNode?
 }
 
+/// A model with a computed property.
+final class DebugBadge: ObservableModel, @unchecked Sendable {
+    @Observed var title = ""
+    @Computed({ (badge: DebugBadge) in badge.title.uppercased() }) var label: String
+}
+
 /// What the debugging aids show of the one token created at `line` of this file.
 struct DebugShown {
     static let file = "ObservationTokensTests/TokenKindListingTests.swift"
@@ -108,6 +114,24 @@ extension DebuggingTests {
         #expect(pathShown.heading == "  address:")
         #expect(pathShown.census.map(\.count) == [1])
         withExtendedLifetime((token, change, path, viewer)) {}
+    }
+
+    /// A computed property's token used to show no name, under `#serial`.
+    @Test func aComputedPropertysTokenIsNamedByItsProperty() {
+        ObservationDebugging.isCensusEnabled = true
+        defer { ObservationDebugging.isCensusEnabled = false }
+        let queue = CoalescingQueue(target: .manual)
+        let badge = DebugBadge()
+        let line = #line + 1
+        let token = badge.observe(\.label, queue: queue) { _ in }
+        let shown = DebugShown(on: badge, line: line)
+        #expect(
+            shown.line
+                == "    property \(hex(token.subscription)) \"label\" observer: none options: [] queue: manual \(hex(queue)) created at \(shown.site)"
+        )
+        #expect(shown.heading == "  label:")
+        #expect(shown.census.map(\.count) == [1])
+        withExtendedLifetime(token) {}
     }
 
     @Test func aListIsOneTokenUnderAllItsProperties() {
