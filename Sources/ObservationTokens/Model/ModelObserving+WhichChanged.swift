@@ -187,8 +187,9 @@ final class WhichOfSubscription<Model: ObservableModel>: Subscription, @unchecke
         self.group = group
         super.init(
             rootRegistry: root.registry, hasObserver: observer != nil,
-            target: .paths(keyPaths.map { ObservedPath(step: .key(TypedKey(partial: $0))) }), options: options,
-            queue: queue, wantsOldValue: false, site: site)
+            // `.endpointChanges` is not a `whichOf` option: its parts say what changed.
+            target: .paths(keyPaths.map { ObservedPath(step: .key(TypedKey(partial: $0))) }),
+            options: options.subtracting(.endpointChanges), queue: queue, wantsOldValue: false, site: site)
     }
 
     override func loadObserver() -> AnyObject? { observer?.load() }

@@ -2,80 +2,82 @@
 /// aids (`observationReport`, the census, `dotGraph`, `breakOnInvoke()`).
 ///
 /// Keeps the file ID's address rather than the `StaticString` (17 bytes, 24 with padding): every
-/// token stores one. A `#fileID` literal lives in the binary for the whole process. The kind of
-/// call and the options it was given fit in the bytes the file ID's length leaves free: 16
-/// bytes in all, as without them.
+/// token stores one. A `#fileID` literal lives in the binary for the whole process. The line,
+/// the file ID's length, the kind of call and the options it was given share one word: 16 bytes
+/// in all, as with the line and length alone, and built inline, so that a call site of literals
+/// stores two constants.
 @usableFromInline
 struct CreationSite: @unchecked Sendable, CustomStringConvertible {  // points to immutable static text
-    private let file: UnsafeRawPointer?
-    private let fileLength: UInt16
-    /// The call that made the token.
-    let kind: TokenKind
-    /// The options that call was given (`ObservationOptions` bits), plus `Self.optionsKnown`.
-    private let passedOptions: UInt8
-    let line: UInt32
-
-    private static let optionsKnown: UInt8 = 0x80
+    @usableFromInline let file: UnsafeRawPointer?
+    /// The line (bits 0–31), the file ID's length (32–47), the `TokenKind` (48–55), and the
+    /// options the call was given (56–62) with bit 63 set when they are known.
+    @usableFromInline let bits: UInt64
 
     /// A site that says nothing about the call: its kind is `.unspecified`, and descriptions
     /// show the options the subscription runs with.
-    @usableFromInline
+    @inlinable
     init(fileID: StaticString, line: UInt) {
         self.init(fileID: fileID, line: line, kind: .unspecified, passedOptions: 0)
     }
 
     /// A site of a call of `kind` given `options`: descriptions show that kind and those options.
-    @usableFromInline
+    @inlinable
     init(fileID: StaticString, line: UInt, kind: TokenKind, options: ObservationOptions) {
-        self.init(
-            fileID: fileID, line: line, kind: kind,
-            passedOptions: UInt8(truncatingIfNeeded: options.rawValue & 0x7F) | Self.optionsKnown)
+        self.init(fileID: fileID, line: line, kind: kind, passedOptions: Self.known(options))
     }
 
-    private init(fileID: StaticString, line: UInt, kind: TokenKind, passedOptions: UInt8) {
+    @inlinable
+    init(fileID: StaticString, line: UInt, kind: TokenKind, passedOptions: UInt64) {
+        var length: UInt64 = 0
         if fileID.hasPointerRepresentation {
             file = UnsafeRawPointer(fileID.utf8Start)
-            fileLength = UInt16(clamping: fileID.utf8CodeUnitCount)
+            length = UInt64(UInt16(clamping: fileID.utf8CodeUnitCount))
         } else {
             file = nil
-            fileLength = 0
         }
-        self.line = UInt32(clamping: line)
-        self.kind = kind
-        self.passedOptions = passedOptions
+        bits =
+            UInt64(UInt32(clamping: line)) | length << 32 | UInt64(kind.rawValue) << 48 | passedOptions << 56
     }
 
-    private init(copying site: CreationSite, kind: TokenKind, passedOptions: UInt8) {
-        file = site.file
-        fileLength = site.fileLength
-        line = site.line
-        self.kind = kind
-        self.passedOptions = passedOptions
+    private init(file: UnsafeRawPointer?, bits: UInt64) {
+        self.file = file
+        self.bits = bits
+    }
+
+    /// `options` as the site keeps them: their bits, and bit 7 for "known".
+    @inlinable
+    static func known(_ options: ObservationOptions) -> UInt64 {
+        UInt64(truncatingIfNeeded: options.rawValue & 0x7F) | 0x80
+    }
+
+    var line: UInt32 { UInt32(truncatingIfNeeded: bits) }
+    private var fileLength: Int { Int(truncatingIfNeeded: bits >> 32 & 0xFFFF) }
+    /// The call that made the token.
+    var kind: TokenKind { TokenKind(rawValue: UInt8(truncatingIfNeeded: bits >> 48)) ?? .unspecified }
+
+    /// The options the call was given, if the site knows them.
+    var options: ObservationOptions? {
+        let passed = bits >> 56
+        guard passed & 0x80 != 0 else { return nil }
+        return ObservationOptions(rawValue: Int(passed & 0x7F))
     }
 
     /// This site, for a call of `kind`, keeping the options it knows.
     func with(kind: TokenKind) -> CreationSite {
-        CreationSite(copying: self, kind: kind, passedOptions: passedOptions)
+        CreationSite(file: file, bits: bits & ~(0xFF << 48) | UInt64(kind.rawValue) << 48)
     }
 
     /// This site, for a call of `kind` given `options`.
     func with(kind: TokenKind, options: ObservationOptions) -> CreationSite {
         CreationSite(
-            copying: self, kind: kind,
-            passedOptions: UInt8(truncatingIfNeeded: options.rawValue & 0x7F) | Self.optionsKnown)
-    }
-
-    /// The options the call was given, if the site knows them.
-    var options: ObservationOptions? {
-        guard passedOptions & Self.optionsKnown != 0 else { return nil }
-        return ObservationOptions(rawValue: Int(passedOptions & ~Self.optionsKnown))
+            file: file, bits: bits & 0x0000_FFFF_FFFF_FFFF | UInt64(kind.rawValue) << 48 | Self.known(options) << 56)
     }
 
     /// `file:line`.
     @usableFromInline
     var description: String {
         let name = file.map {
-            String(decoding: UnsafeRawBufferPointer(start: $0, count: Int(fileLength)), as: UTF8.self)
+            String(decoding: UnsafeRawBufferPointer(start: $0, count: fileLength), as: UTF8.self)
         }
         return "\(name ?? "?"):\(line)"
     }
