@@ -91,7 +91,7 @@ enum TokenKind: UInt8, Sendable {
     case unspecified
     /// `observe(\.property)`.
     case property
-    /// `observeChanges` of a property, a chain or a string path.
+    /// `observeChanges` of a property (of a chain or a string path: `chain`, `path`).
     case change
     /// `observe([\.a, \.b])`, `observe(\.a, \.b)`.
     case list
