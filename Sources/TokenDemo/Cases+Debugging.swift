@@ -9,6 +9,8 @@ private final class Desk: ObservableModel {
 
 private final class Manager: ObservableModel {
     @Observed var desk: Desk?
+    /// Where a binding writes the desk's floor.
+    @Observed var floorShown = 0
 
     init(desk: Desk) {
         super.init()
@@ -29,7 +31,7 @@ private final class Shop: ObservableModel {
 private final class FloorLabel {}
 
 extension DemoCase {
-    static let debuggingCases: [DemoCase] = [debuggingListing, debuggingCensus]
+    static let debuggingCases: [DemoCase] = [debuggingListing, debuggingKinds, debuggingCensus]
 
     static let debuggingListing = DemoCase(
         "debugging-listing",
@@ -67,6 +69,54 @@ extension DemoCase {
         timeline.expect(
             "the warning is gone", !manager.observationReport.contains("WARNING"), got: manager.observationReport)
         withExtendedLifetime((direct, path, label)) {}
+    }
+
+    static let debuggingKinds = DemoCase(
+        "debugging-kinds",
+        group: .debugging,
+        summary: "Every kind of token is one line, named by what was written, at the line that wrote it.",
+        shows: """
+            A `whichOf` token is made of one subscription per key path plus one that delivers; a \
+            binding keeps a sentinel in its destination; a path can run through an object twice. The \
+            listing, the census and the graph still show each token once, as the call that made it \
+            (`whichOf`, `will-change`, `binding`, `tracked` …), named by its key paths, path or key path, \
+            with the options it was given.
+            """
+    ) { timeline in
+        ObservationDebugging.isCensusEnabled = true
+        defer { ObservationDebugging.isCensusEnabled = false }
+        let queue = CoalescingQueue(target: .manual)
+        let desk = Desk()
+        let manager = Manager(desk: desk)
+        let shop = Shop()
+        shop.manager = manager
+        let whichOf = manager.observe(whichOf: [\.desk], queue: queue) { _, _ in }
+        let willChange = desk.observeWillChange { _ in }
+        let tracked = shop.observe(\.manager?.desk?.floor, queue: queue) { _ in }
+        let binding = desk.bind(\.floor, to: manager, \.floorShown, queue: queue)
+        timeline.step(
+            #"manager.observe(whichOf: [\.desk]); desk.observeWillChange; shop.observe(\.manager?.desk?.floor); desk.bind(\.floor, to: manager, \.floorShown)"#
+        )
+        for object in [desk, manager] as [ObservableModel] {
+            for line in object.observationReport.split(separator: "\n") { timeline.note(String(line)) }
+        }
+        let deskReport = desk.observationReport
+        let managerReport = manager.observationReport
+        timeline.expect(
+            "the whichOf token is one line, named by its key path",
+            managerReport.contains("whichOf ") && managerReport.contains(#""desk""#), got: managerReport)
+        timeline.expect(
+            "the will-change token is listed before each set, not as a tell",
+            deskReport.contains("  before each set:\n    will-change "), got: deskReport)
+        timeline.expect(
+            "the tracked token is named by its key path",
+            deskReport.contains(#""\Shop.manager?.desk?.floor" rooted at Shop"#), got: deskReport)
+        timeline.expect(
+            "the binding shows on its destination as bound to it",
+            managerReport.contains("  binding destination:\n    binding "), got: managerReport)
+        let census = ObservationDebugging.census().filter { $0.site.contains("Cases+Debugging.swift") }
+        timeline.expect("the census counts each token once", census.map(\.count), equals: [1, 1, 1, 1])
+        withExtendedLifetime((whichOf, willChange, tracked, binding)) {}
     }
 
     static let debuggingCensus = DemoCase(

@@ -35,21 +35,21 @@ let token = cache.observe(endpointOf: zipCode) { cache, endpoint in
 }
 #sourceLocation()
     do {
-    docBlock("docs/KeyPaths.md", 51)
-#sourceLocation(file: "docs/KeyPaths.md", line: 52)
+    docBlock("docs/KeyPaths.md", 55)
+#sourceLocation(file: "docs/KeyPaths.md", line: 56)
 let token = cache.observe([
     AnyKeyPathChain(KeyPathChain(\UserCache.currentUser).then(\.address).then(\.zipCode)),
     AnyKeyPathChain(KeyPathChain(\UserCache.currentUser).then(\.address)),
 ]) { cache in print("the address or its zip code changed") }
 #sourceLocation()
     do {
-    docBlock("docs/KeyPaths.md", 60)
-#sourceLocation(file: "docs/KeyPaths.md", line: 61)
+    docBlock("docs/KeyPaths.md", 64)
+#sourceLocation(file: "docs/KeyPaths.md", line: 65)
 let token = try cache.observe(path: "currentUser.address.zipCode") { cache in print("zip code changed") }
 #sourceLocation()
     do {
-    docBlock("docs/KeyPaths.md", 112)
-#sourceLocation(file: "docs/KeyPaths.md", line: 113)
+    docBlock("docs/KeyPaths.md", 116)
+#sourceLocation(file: "docs/KeyPaths.md", line: 117)
   let currentUser = User(), homeAddress = Address(), workAddress = Address()
   cache.currentUser = currentUser
   let queue = CoalescingQueue(target: .manual)
@@ -60,7 +60,7 @@ let token = try cache.observe(path: "currentUser.address.zipCode") { cache in pr
   currentUser.address?.zipCode = "97210"
   let callbacks = queue.drain()        // 1: one callback at the end of the tick, prints "97210"
 #sourceLocation()
-#sourceLocation(file: "docs/KeyPaths.md", line: 111)
+#sourceLocation(file: "docs/KeyPaths.md", line: 115)
 docExpect(callbacks == 1, "callbacks == 1")
 #sourceLocation()
     withExtendedLifetime(currentUser) {}

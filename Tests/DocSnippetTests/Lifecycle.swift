@@ -6,8 +6,8 @@ import ObservationTokens
 
 /// The code blocks of docs/Lifecycle.md, in order; each runs inside the scope of the ones before it.
 @MainActor func docPageLifecycle() async throws {
-    docBlock("docs/Lifecycle.md", 85)
-#sourceLocation(file: "docs/Lifecycle.md", line: 86)
+    docBlock("docs/Lifecycle.md", 86)
+#sourceLocation(file: "docs/Lifecycle.md", line: 87)
 final class Person: ObservableModel { @Observed var name = "" }
 final class Company: ObservableModel { @Observed var boss: Person? }
 
@@ -29,7 +29,7 @@ let ada = Person()
 ada.name = "Ada"
 try screen.show(ada, Company())   // screen.rendered == ["Ada"]
 #sourceLocation()
-#sourceLocation(file: "docs/Lifecycle.md", line: 84)
+#sourceLocation(file: "docs/Lifecycle.md", line: 85)
 docExpect(screen.rendered == ["Ada"], "screen.rendered == [\"Ada\"]")
 #sourceLocation()
     withExtendedLifetime(screen) {}

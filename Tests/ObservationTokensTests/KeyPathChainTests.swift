@@ -943,4 +943,64 @@ struct KeyPathChainTests {
         token.invalidate()
         #expect([cache.pathEdgeCount, user.pathEdgeCount, home.pathEdgeCount, work.pathEdgeCount] == [0, 0, 0, 0])
     }
+
+    // MARK: Mistakes are loud: chains and lists
+
+    #if DEBUG
+        /// A composed key path as a segment reads two properties: the trap says so, and how to
+        /// spell it (it used to say the segment "reads no @Observed property").
+        @Test func aComposedSegmentStopsADebugBuildSayingWhatItReads() async {
+            let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+                let user = PathUser()
+                user.address = PathAddress()
+                _ = user.observe(KeyPathChain(\PathUser.address?.zipCode), queue: CoalescingQueue(target: .manual)) {
+                    _, _ in
+                }
+            }
+            let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+            #expect(
+                message.contains(
+                    "segment 1 of the key path chain observed at ObservationTokensTests/KeyPathChainTests.swift:"))
+            #expect(message.contains("\\PathUser.address?.zipCode, is not one @Observed property"))
+            #expect(message.contains("it reads PathUser.address, PathAddress.zipCode"))
+            #expect(message.contains(".then(\\.address).then(\\.zipCode)"))
+            #expect(message.contains("observe(\\PathUser.address?.zipCode)"))
+            #expect(!message.contains("reads no @Observed property"))
+        }
+
+        @Test func aListWithAPlainPropertyStopsADebugBuildNamingIt() async {
+            let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+                _ = CorePerson().observe([\.firstName, \.nickname], queue: CoalescingQueue(target: .manual)) { _ in }
+            }
+            let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+            #expect(message.contains("observe([…]) at ObservationTokensTests/KeyPathChainTests.swift:"))
+            #expect(message.contains("\\CorePerson.nickname reads no @Observed property of CorePerson"))
+            #expect(message.contains("Mark the property @Observed, or leave it out of the list."))
+        }
+
+        @Test func everyListFormStopsADebugBuild() async {
+            // The observer form and the variadic form, like the plain one
+            await #expect(processExitsWith: .failure) {
+                let observer = CoreObserver()
+                _ = CorePerson().observe([\.nickname], observer: observer, queue: CoalescingQueue(target: .manual)) {
+                    _, _ in
+                }
+            }
+            await #expect(processExitsWith: .failure) {
+                _ = CorePerson().observe(\.firstName, \.nickname, queue: CoalescingQueue(target: .manual)) { _ in }
+            }
+        }
+
+        @Test func aListWithAComposedKeyPathStopsADebugBuildSayingWhatItReads() async {
+            let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+                let person = CorePerson()
+                person.address = CoreAddress()
+                _ = person.observe([\.firstName, \.address?.zip], queue: CoalescingQueue(target: .manual)) { _ in }
+            }
+            let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+            #expect(message.contains("\\CorePerson.address?.zip is not one @Observed property of CorePerson"))
+            #expect(message.contains("it reads CorePerson.address, CoreAddress.zip"))
+            #expect(message.contains("observe(\\CorePerson.address?.zip)"))
+        }
+    #endif
 }

@@ -169,4 +169,25 @@ struct TellObservationTests {
             ])
         withExtendedLifetime(tokens) {}
     }
+
+    // MARK: Mistakes are loud
+
+    #if DEBUG
+        @Test func tellingAboutAPlainPropertyStopsADebugBuildNamingIt() async {
+            let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+                let observer = CoreObserver()
+                CorePerson().tell(observer, whenAnyOf: [\.firstName, \.nickname]) { _, _ in }
+            }
+            let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+            #expect(message.contains("tell(_:whenAnyOf:) at ObservationTokensTests/TellObservationTests.swift:"))
+            #expect(message.contains("\\CorePerson.nickname reads no @Observed property of CorePerson"))
+        }
+
+        @Test func tellingAboutAnEmptyListStopsADebugBuild() async {
+            await #expect(processExitsWith: .failure) {
+                let observer = CoreObserver()
+                CorePerson().tell(observer, whenAnyOf: []) { _, _ in }
+            }
+        }
+    #endif
 }

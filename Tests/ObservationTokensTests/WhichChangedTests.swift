@@ -83,6 +83,26 @@ struct WhichChangedTests {
         withExtendedLifetime((token, now)) {}
     }
 
+    /// `fire()` runs the callback with no change, and the changes of the tick stay for its
+    /// delivery (it used to take them).
+    @Test func fireGetsAnEmptySetAndLeavesTheTicksChangesForItsDelivery() {
+        // Given a change pending in this tick
+        let queue = CoalescingQueue(target: .manual)
+        let person = CorePerson()
+        let seen = CoreRecorder<[String]>()
+        let token = person.observe(whichOf: [\.firstName, \.lastName], queue: queue) { _, changed in
+            seen.append(Self.names(changed))
+        }
+        person.lastName = "Lovelace"
+
+        // When the token is fired, then the tick ends
+        #expect(token.fire())
+        #expect(queue.drain() == 1)
+
+        // Then the fire saw no change, and the delivery saw the change
+        #expect(seen.entries == [[], ["lastName"]])
+    }
+
     @Test func droppingTheTokenEndsEveryPartOfIt() {
         let queue = CoalescingQueue(target: .manual)
         let person = CorePerson()
@@ -117,6 +137,23 @@ struct WhichChangedTests {
         #expect(!token.isValid)
         #expect(person.observerCount(of: \.age) == 0)
     }
+
+    #if DEBUG
+        /// It used to say the key path "reads no @Observed property".
+        @Test func aComposedKeyPathStopsADebugBuildSayingWhatItReads() async {
+            let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+                let person = CorePerson()
+                person.address = CoreAddress()
+                _ = person.observe(whichOf: [\.firstName, \.address?.zip], queue: CoalescingQueue(target: .manual)) {
+                    _, _ in
+                }
+            }
+            let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+            #expect(message.contains("observe(whichOf:) at ObservationTokensTests/WhichChangedTests.swift:"))
+            #expect(message.contains("\\CorePerson.address?.zip is not one @Observed property of CorePerson"))
+            #expect(message.contains("it reads CorePerson.address, CoreAddress.zip"))
+        }
+    #endif
 
     @Test func anEmptyListStopsADebugBuild() async {
         #if DEBUG

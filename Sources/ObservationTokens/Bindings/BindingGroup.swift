@@ -55,6 +55,12 @@ final class BindingGroup: Locked<BindingGroup.State>, @unchecked Sendable {  // 
     /// Whether the group has ended.
     var hasEnded: Bool { withLock { $0.hasEnded } }
 
+    /// For the debugging aids: the token's own subscription (every binding adds it first) and
+    /// the other members (sentinels excluded); nothing once the group has ended.
+    var debugMembers: (main: Subscription?, parts: [Subscription]) {
+        withLock { ($0.first, $0.members) }
+    }
+
     /// Ends every member and takes every sentinel out of its registry. Idempotent.
     func endAll() {
         let taken = withLock { state -> State? in
@@ -117,6 +123,16 @@ final class BindingSubscription: Subscription, @unchecked Sendable {  // see Sub
         if let push, !push() { end() }
     }
 
+    override var mainSubscription: Subscription { group?.debugMembers.main ?? self }
+
+    /// A hub (a binding's own subscription, with no edge) is named by what its parts watch.
+    override var writtenDescription: String? {
+        guard isProperty, attachedPropertySerial == nil, let group else { return nil }
+        let (main, parts) = group.debugMembers
+        guard main === self else { return nil }
+        return DebugFormat.joined(parts.map(DebugFormat.watched))
+    }
+
     override func releaseCallback() {
         push = nil
         group?.endAll()
@@ -138,6 +154,8 @@ final class BindingSentinel: Subscription, @unchecked Sendable {  // see Subscri
     override func releaseCallback() {
         group?.endAll()
     }
+
+    override var mainSubscription: Subscription { group?.debugMembers.main ?? self }
 }
 
 /// A value that a `Sendable` closure may capture although its type is not `Sendable`.

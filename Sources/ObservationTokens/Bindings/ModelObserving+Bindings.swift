@@ -190,7 +190,7 @@ extension ModelObserving where Self: ObservableModelBase {
         fileID: StaticString = #fileID,
         line: UInt = #line
     ) -> ObservationToken {
-        let site = CreationSite(fileID: fileID, line: line)
+        let site = CreationSite(fileID: fileID, line: line, kind: .binding, options: options)
         let group = BindingGroup()
         let source = WeakReference(self)
         let target = WeakReference(destination)
@@ -260,6 +260,6 @@ extension ModelObserving where Self: ObservableModelBase {
     ) -> ObservationToken {
         TwoWayBinding.start(
             self, keyPath, other, otherKeyPath, options: options, queue: queue,
-            site: CreationSite(fileID: fileID, line: line))
+            site: CreationSite(fileID: fileID, line: line, kind: .binding, options: options))
     }
 }

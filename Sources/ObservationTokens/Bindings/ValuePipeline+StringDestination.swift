@@ -59,7 +59,7 @@ extension ValuePipeline {
                 names[names.count - 1], valueType: String(describing: storage.valueType),
                 writtenType: String(describing: Output.self), path: path, position: names.count)
         }
-        let site = CreationSite(fileID: fileID, line: line)
+        let site = CreationSite(fileID: fileID, line: line, kind: .binding, options: options)
         let write = StringDestination(names: names, path: path, site: site)
         let box = WeakReference(destination)
         let objectPath = names.count > 1 ? ObservedPath(steps: names.dropLast().map { PathStep.name($0) }) : nil

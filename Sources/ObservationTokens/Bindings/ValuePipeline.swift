@@ -297,7 +297,7 @@ public struct ValuePipeline<Output> {
         let write = Self._writer(consume keyPath)
         return _bind(
             to: destination, write: _UncheckedSendable(write), options: options, queue: queue,
-            site: CreationSite(fileID: fileID, line: line))
+            site: CreationSite(fileID: fileID, line: line, kind: .binding, options: options))
     }
 
     /// Writes through `keyPath`; see `bind(to:_:)`.
@@ -356,7 +356,9 @@ public struct ValuePipeline<Output> {
         let box = WeakReference(destination)
         nonisolated(unsafe) let keyPath = keyPath  // key paths are immutable
         return start(
-            options: options, queue: queue, site: CreationSite(fileID: fileID, line: line), sentinelOn: destination,
+            options: options, queue: queue,
+            site: CreationSite(fileID: fileID, line: line, kind: .binding, options: options),
+            sentinelOn: destination,
             destinationPath: (destination, path.path)
         ) { value in
             guard let destination = box.load(as: Destination.self) else { return false }
@@ -396,7 +398,9 @@ public struct ValuePipeline<Output> {
         let box = WeakReference(destination)
         nonisolated(unsafe) let keyPath = keyPath  // key paths are immutable
         return start(
-            options: options, queue: queue, site: CreationSite(fileID: fileID, line: line), sentinelOn: destination,
+            options: options, queue: queue,
+            site: CreationSite(fileID: fileID, line: line, kind: .binding, options: options),
+            sentinelOn: destination,
             destinationPath: (destination, path.path)
         ) { value in
             guard let destination = box.load(as: Destination.self) else { return false }
@@ -429,8 +433,8 @@ public struct ValuePipeline<Output> {
         line: UInt = #line,
         _ receive: @escaping @Sendable (Output) -> Void
     ) -> ObservationToken {
-        start(options: options, queue: queue, site: CreationSite(fileID: fileID, line: line), sentinelOn: nil) {
-            value in
+        let site = CreationSite(fileID: fileID, line: line, kind: .pipeline, options: options)
+        return start(options: options, queue: queue, site: site, sentinelOn: nil) { value in
             receive(value)
             return true
         }

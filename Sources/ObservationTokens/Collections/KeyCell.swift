@@ -83,7 +83,15 @@ protocol AnyKeyCell: ObservableModelBase {
 }
 
 extension KeyCell: AnyKeyCell {
-    var keyLabel: String { String(describing: key) }
+    /// Strings and integers as they are; other keys are user types whose description is user
+    /// code, which descriptions never run.
+    var keyLabel: String {
+        switch key {
+        case let string as String: string
+        case let integer as any BinaryInteger: "\(integer)"
+        default: "<key>"
+        }
+    }
 }
 
 /// A collection whose keys (or members) string paths can name through cells.

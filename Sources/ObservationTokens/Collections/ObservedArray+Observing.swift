@@ -34,7 +34,7 @@ extension ObservedArray {
             .synthetic(\ObservedArray.snapshot, serial: contentsSerial, valueType: [Element].self),
             subscription: ChangeListSubscription(
                 root: self, log: log, holder: observation, options: options.subtracting(.endpointChanges), queue: queue,
-                site: CreationSite(fileID: fileID, line: line), callback: callback))
+                site: CreationSite(fileID: fileID, line: line, kind: .mutations, options: options), callback: callback))
     }
 
     /// Observes whatever element is at `index` (index-following, `#4` in string paths).
@@ -84,7 +84,7 @@ extension ObservedArray {
                             indexersSerial: observation.indexersSerial, reading: options.contains(.endpointChanges)))
                 ]),
                 options: options, queue: queue,
-                site: CreationSite(fileID: fileID, line: line), callback: callback))
+                site: CreationSite(fileID: fileID, line: line, kind: .element, options: options), callback: callback))
     }
 }
 
@@ -132,7 +132,8 @@ extension ObservedArray where Element: AnyObject {
         return _observeSynthetic(
             FollowingSubscription(
                 root: self, cell: cell, options: options.subtracting(.endpointChanges),
-                queue: queue, site: CreationSite(fileID: fileID, line: line), callback: callback))
+                queue: queue, site: CreationSite(fileID: fileID, line: line, kind: .object, options: options),
+                callback: callback))
     }
 }
 
@@ -171,7 +172,7 @@ extension ObservedArray where Element: ObservableModelBase {
             _ModelSubscription(
                 root: self, target: .paths([ObservedPath(steps: [.wildcard, .key(TypedKey(keyPath))])]),
                 options: options.subtracting(.endpointChanges), queue: queue,
-                site: CreationSite(fileID: fileID, line: line), callback: callback))
+                site: CreationSite(fileID: fileID, line: line, kind: .each, options: options), callback: callback))
     }
 }
 

@@ -232,7 +232,7 @@ extension ObservedDictionary {
         return _observeSynthetic(
             _ModelSubscription(
                 root: self, target: .paths([ObservedPath(steps: steps)]), options: options, queue: queue,
-                site: CreationSite(fileID: fileID, line: line), callback: callback))
+                site: CreationSite(fileID: fileID, line: line, kind: .key, options: options), callback: callback))
     }
 
     /// Observes any mutation (`*`) and reports the keys inserted, removed and updated since the
@@ -264,7 +264,7 @@ extension ObservedDictionary {
             subscription: ChangeListSubscription(
                 root: self, log: observation.addLog(), holder: observation,
                 options: options.subtracting(.endpointChanges), queue: queue,
-                site: CreationSite(fileID: fileID, line: line), callback: callback))
+                site: CreationSite(fileID: fileID, line: line, kind: .mutations, options: options), callback: callback))
     }
 }
 

@@ -334,7 +334,7 @@ extension ObservedSet {
         return _observeSynthetic(
             _ModelSubscription(
                 root: self, target: .paths([ObservedPath(steps: steps)]), options: options, queue: queue,
-                site: CreationSite(fileID: fileID, line: line), callback: callback))
+                site: CreationSite(fileID: fileID, line: line, kind: .member, options: options), callback: callback))
     }
 
     /// Observes any mutation (`*`) and reports the members added and removed since the last
@@ -366,7 +366,7 @@ extension ObservedSet {
             subscription: ChangeListSubscription(
                 root: self, log: observation.addLog(), holder: observation,
                 options: options.subtracting(.endpointChanges), queue: queue,
-                site: CreationSite(fileID: fileID, line: line),
+                site: CreationSite(fileID: fileID, line: line, kind: .mutations, options: options),
                 callback: callback))
     }
 }

@@ -124,6 +124,8 @@ extension ModelObserving where Self: ObservableModelBase {
     ///     sequence that delivers the current value (if asked) and nothing after.
     ///   - includingCurrent: Whether the first element is the value now; true by default.
     ///   - queue: Whose ticks produce the elements; the main queue by default.
+    ///   - fileID: The file that asks for the sequence (the default), named by the debugging aids.
+    ///   - line: The line that asks for the sequence (the default), named by the debugging aids.
     /// - Returns: The sequence; its observation starts now.
     /// - Complexity: O(1) per element.
     ///
@@ -134,14 +136,18 @@ extension ModelObserving where Self: ObservableModelBase {
     public func values<Value: Sendable>(
         of keyPath: KeyPath<Self, Value>,
         includingCurrent: Bool = true,
-        queue: CoalescingQueue = .main
+        queue: CoalescingQueue = .main,
+        fileID: StaticString = #fileID,
+        line: UInt = #line
     ) -> ObservedValues<Value> {
         let stream = ValueStream<Value>()
         let key = SendableKeyPath(keyPath: keyPath)
+        let options: ObservationOptions = includingCurrent ? .initial : []
         stream.attach(
-            observe(keyPath, observer: stream, options: includingCurrent ? .initial : [], queue: queue) {
-                stream, model in stream.push(model[keyPath: key.keyPath])
-            })
+            _observe(
+                keyPath, observer: stream, options: options, queue: queue,
+                site: CreationSite(fileID: fileID, line: line, kind: .values, options: options)
+            ) { stream, model in stream.push(model[keyPath: key.keyPath]) })
         return ObservedValues(stream: stream)
     }
 
@@ -159,17 +165,28 @@ extension ModelObserving where Self: ObservableModelBase {
     ///   - chain: The path, rooted at the receiver.
     ///   - includingCurrent: Whether the first element is the endpoint now; true by default.
     ///   - queue: Whose ticks produce the elements; the main queue by default.
+    ///   - fileID: The file that asks for the sequence (the default), named by the debugging aids.
+    ///   - line: The line that asks for the sequence (the default), named by the debugging aids.
     /// - Returns: The sequence; its observation starts now.
     /// - Complexity: O(*n*) in the chain's length per element.
     public func values<Value: Sendable>(
         of chain: KeyPathChain<Self, Value>,
         includingCurrent: Bool = true,
-        queue: CoalescingQueue = .main
+        queue: CoalescingQueue = .main,
+        fileID: StaticString = #fileID,
+        line: UInt = #line
     ) -> ObservedValues<Value> {
         let stream = ValueStream<Value>()
         stream.attach(
-            observe(chain, observer: stream, options: includingCurrent ? .initial : [], queue: queue) {
-                stream, _, value in stream.push(value)
+            _observe(
+                chain: chain, observer: stream, options: includingCurrent ? .initial : [], queue: queue,
+                fileID: fileID, line: line, kind: .values
+            ) { observer, root, delivered in
+                // Deliveries pass the observer given at creation, alive.
+                guard observer != nil else { return }
+                let model = unsafeDowncast(root, to: Self.self)
+                let value = chain.deliveredValue(delivered, on: model)
+                _withObserver(observer, as: ValueStream<Value>.self) { $0.push(value) }
             })
         return ObservedValues(stream: stream)
     }
@@ -188,6 +205,8 @@ extension ModelObserving where Self: ObservableModelBase {
     ///   - type: The endpoint's type.
     ///   - includingCurrent: Whether the first element is the value now; true by default.
     ///   - queue: Whose ticks produce the elements; the main queue by default.
+    ///   - fileID: The file that asks for the sequence (the default), named by the debugging aids.
+    ///   - line: The line that asks for the sequence (the default), named by the debugging aids.
     /// - Returns: The sequence; each element is nil while the endpoint is unreachable, holds
     ///   another type, or the path has a `*` (which names no single value).
     /// - Throws: ``KeyPathError`` naming the bad component and the type it was looked up on.
@@ -196,16 +215,18 @@ extension ModelObserving where Self: ObservableModelBase {
         of path: String,
         as type: Value.Type,
         includingCurrent: Bool = true,
-        queue: CoalescingQueue = .main
+        queue: CoalescingQueue = .main,
+        fileID: StaticString = #fileID,
+        line: UInt = #line
     ) throws(KeyPathError) -> ObservedValues<Value?> {
         let parsed = try StringKeyPath.parse(path, root: self)
         let stream = ValueStream<Value?>()
+        let options: ObservationOptions = includingCurrent ? .initial : []
         stream.attach(
             _observe(
                 _ObserverSubscription(
-                    root: self, observer: stream, target: .paths([parsed]),
-                    options: includingCurrent ? .initial : [], queue: queue,
-                    site: CreationSite(fileID: #fileID, line: #line),
+                    root: self, observer: stream, target: .paths([parsed]), options: options, queue: queue,
+                    site: CreationSite(fileID: fileID, line: line, kind: .values, options: options),
                     callback: { stream, model in
                         guard case .value(let value) = parsed.endpoint(from: model) else {
                             stream.push(nil)

@@ -1,10 +1,14 @@
 extension ObservableModelBase {
-    /// A readable listing of every live observation attached to this object, per property:
-    /// kind and address, the paths, the root when the token is rooted elsewhere (a path or
-    /// tracked token that runs through or ends here), the observer's type and address, options,
-    /// queue, and creation site; then the observer-lifetime (`tell`) observations. A path that
-    /// no longer runs where it is attached (an object on it was replaced through `storedValue`,
-    /// without the setter) gets a `WARNING: stale wiring` line naming the path and the objects.
+    /// A readable listing of every live token attached to this object, each once, under the
+    /// properties it watches here: its kind (the call that made it: `property`, `list`,
+    /// `chain`, `path`, `tracked`, `whichOf`, `tell`, `binding`, …) and address, what it watches
+    /// as it was written, the root when the token is rooted elsewhere (a path or tracked token
+    /// that runs through or ends here), the observer's type and address, the options it was
+    /// given, queue, and creation site. Tokens this object only keeps follow under their own
+    /// headings: will-change tokens, observer-lifetime (`tell`) observations not attached here,
+    /// and bindings that write to this object. A path that no longer runs where it is attached
+    /// (an object on it was replaced through `storedValue`, without the setter) gets a
+    /// `WARNING: stale wiring` line naming the path and the objects.
     ///
     /// ```swift
     /// print(address.observationReport)
@@ -24,38 +28,29 @@ extension ObservableModelBase {
     public final var observationReport: String {
         let header = "\(type(of: self)) \(DebugFormat.address(ObjectIdentifier(self)))"
         guard let registry = existingRegistry else { return header + ": no observations" }
-        let snapshot = registry.debugSnapshot()
-        var lines: [String] = []
+        let tokens = registry.debugTokens()
+        // Tokens under a heading each: the properties they watch here, or why this object
+        // keeps them. Headings in the order their first token appears.
+        var headings: [String] = []
+        var lines: [String: [String]] = [:]
         var warnings: [String] = []
-        var seen = Set<ObjectIdentifier>()
-        var checked = Set<ObjectIdentifier>()
-        let table = PropertyTable(self)
-        for property in snapshot.properties {
-            let name =
-                property.serial == PathStep.wildcardSerial
-                ? "*" : table.name(ofSerial: property.serial, in: self) ?? "#\(property.serial)"
-            lines.append("  \(name):")
-            for member in property.members {
-                let subscription = member.subscription
-                seen.insert(ObjectIdentifier(subscription))
-                lines.append("    " + DebugFormat.line(for: subscription, here: registry))
-                if checked.insert(ObjectIdentifier(subscription)).inserted,
-                    let warning = DebugFormat.staleWarning(for: subscription)
-                {
-                    warnings.append(warning)
-                }
+        for token in tokens {
+            let heading =
+                token.serials.isEmpty
+                ? ObservationDebugging.keptHeading(of: token.main)
+                : token.serials.map { ObservationDebugging.propertyName($0, in: self, registry: registry) }
+                    .joined(separator: ", ")
+            if lines[heading] == nil { headings.append(heading) }
+            lines[heading, default: []].append("    " + DebugFormat.line(for: token.main, here: registry))
+            for subscription in token.attached {
+                if let warning = DebugFormat.staleWarning(for: subscription) { warnings.append(warning) }
             }
         }
-        if !snapshot.retained.isEmpty {
-            lines.append("  observer-lifetime (tell):")
-            for subscription in snapshot.retained {
-                seen.insert(ObjectIdentifier(subscription))
-                lines.append("    " + DebugFormat.line(for: subscription, here: registry))
-            }
-        }
-        let count = seen.count
+        let count = tokens.count
         let summary = count == 0 ? "no observations" : count == 1 ? "1 observation" : "\(count) observations"
-        return ([header + ": " + summary] + lines + warnings).joined(separator: "\n")
+        var report = [header + ": " + summary]
+        for heading in headings { report += ["  \(heading):"] + (lines[heading] ?? []) }
+        return (report + warnings).joined(separator: "\n")
     }
 }
 
@@ -92,7 +87,7 @@ extension ModelObserving where Self: ObservableModelBase {
         return _observeTracked(
             TypedKey(keyPath), read: _TrackedRead(_KeyPathAccess(keyPath)), observer: nil, options: .immediate,
             queue: .main,
-            site: site, keepsLast: true, reportsMisuse: true
+            site: site.with(kind: .watchpoint, options: []), keepsLast: true, reportsMisuse: true
         ) { (_: AnyObject?, _: Self, new: Value, old: Value) in
             ObservationDebugging.watchpointDidHit(
                 WatchpointHit(

@@ -78,17 +78,14 @@ public enum ObservationDebugging {
         let registries = DebugCensusState.liveRegistries()
         let listed = Set(registries.map(ObjectIdentifier.init))
         for registry in registries {
-            let snapshot = registry.debugSnapshot()
-            let all = snapshot.properties.flatMap { $0.members.map(\.subscription) } + snapshot.retained
-            for subscription in all where subscription.isActive {
+            for token in registry.debugTokens() where token.main.isActive {
+                let main = token.main
                 // Counted at its root when the root is listed, else where it is first seen.
-                guard
-                    subscription.rootRegistry === registry
-                        || !listed.contains(ObjectIdentifier(subscription.rootRegistry))
+                guard main.rootRegistry === registry || !listed.contains(ObjectIdentifier(main.rootRegistry))
                 else { continue }
-                guard seen.insert(ObjectIdentifier(subscription)).inserted else { continue }
-                let type = String(describing: subscription.rootRegistry.ownerType)
-                let site = subscription.site.description
+                guard seen.insert(ObjectIdentifier(main)).inserted else { continue }
+                let type = String(describing: main.rootRegistry.ownerType)
+                let site = main.site.description
                 let key = type + "\u{0}" + site
                 if groups[key] == nil { order.append(key) }
                 groups[key, default: (type, site, 0)].count += 1
@@ -130,8 +127,9 @@ public enum ObservationDebugging {
     /// ```
     ///
     /// - Parameter object: The object whose observers to draw; nil for every listed object.
-    /// - Returns: A `digraph` in DOT syntax. Token nodes are labelled with their kind and
-    ///   creation site; edges to objects with the property observed there.
+    /// - Returns: A `digraph` in DOT syntax: one node per token, labelled with its kind, what
+    ///   it watches and its creation site, and one edge from it to each object, labelled with
+    ///   the properties it watches there (or why the object keeps it).
     /// - Complexity: O(*e*) in the edges drawn.
     public static func dotGraph(of object: ObservableModelBase? = nil) -> String {
         let registries: [Registry]
@@ -141,33 +139,37 @@ public enum ObservationDebugging {
             registries = DebugCensusState.liveRegistries()
         }
         var lines = ["digraph observations {", "  rankdir=LR;"]
-        var nodes = Set<String>()
-        func node(_ id: String, _ line: String) {
-            if nodes.insert(id).inserted { lines.append(line) }
+        var drawn = Set<String>()
+        func draw(_ id: String, _ line: String) {
+            if drawn.insert(id).inserted { lines.append(line) }
         }
         for registry in registries {
             let objectID = "o" + DebugFormat.address(registry.ownerID)
-            node(objectID, "  \"\(objectID)\" [shape=box, label=\"\(DebugFormat.object(registry))\"];")
-            let snapshot = registry.debugSnapshot()
+            draw(objectID, "  \"\(objectID)\" [shape=box, label=\"\(DebugFormat.object(registry))\"];")
             let owner = registry.weakOwner
-            for property in snapshot.properties {
-                let name = propertyName(property.serial, in: owner, registry: registry)
-                for member in property.members where member.subscription.isActive {
-                    let subscription = member.subscription
-                    let tokenID = "t" + DebugFormat.address(ObjectIdentifier(subscription))
-                    let label = "\(DebugFormat.kind(of: subscription)) \(subscription.site)"
-                    node(tokenID, "  \"\(tokenID)\" [shape=ellipse, label=\"\(escape(label))\"];")
-                    lines.append("  \"\(tokenID)\" -> \"\(objectID)\" [label=\"\(escape(name))\"];")
-                    if let observer = subscription.loadObserver() {
-                        let observerID = "w" + DebugFormat.address(ObjectIdentifier(observer))
-                        let observerLabel = "\(type(of: observer)) \(DebugFormat.address(ObjectIdentifier(observer)))"
-                        node(
-                            observerID,
-                            "  \"\(observerID)\" [shape=oval, style=dashed, label=\"\(escape(observerLabel))\"];")
-                        if nodes.insert(observerID + tokenID).inserted {
-                            lines.append("  \"\(observerID)\" -> \"\(tokenID)\";")
-                        }
-                    }
+            for token in registry.debugTokens() where token.main.isActive {
+                let main = token.main
+                let tokenID = "t" + DebugFormat.address(ObjectIdentifier(main))
+                var label = DebugFormat.kind(of: main)
+                let watched = DebugFormat.watched(main)
+                if !watched.isEmpty { label += " \"\(watched)\"" }
+                label += " \(main.site)"
+                draw(tokenID, "  \"\(tokenID)\" [shape=ellipse, label=\"\(escape(label))\"];")
+                // One edge per token and object, labelled with what it watches there.
+                let edge =
+                    token.serials.isEmpty
+                    ? keptHeading(of: main)
+                    : token.serials.map { propertyName($0, in: owner, registry: registry) }.joined(separator: ", ")
+                draw(
+                    tokenID + objectID,
+                    "  \"\(tokenID)\" -> \"\(objectID)\" [label=\"\(escape(edge))\"];")
+                if let observer = main.loadObserver() {
+                    let observerID = "w" + DebugFormat.address(ObjectIdentifier(observer))
+                    let observerLabel = "\(type(of: observer)) \(DebugFormat.address(ObjectIdentifier(observer)))"
+                    draw(
+                        observerID,
+                        "  \"\(observerID)\" [shape=oval, style=dashed, label=\"\(escape(observerLabel))\"];")
+                    draw(observerID + tokenID, "  \"\(observerID)\" -> \"\(tokenID)\";")
                 }
             }
         }
@@ -175,10 +177,32 @@ public enum ObservationDebugging {
         return lines.joined(separator: "\n")
     }
 
+    /// The name of the property with storage serial `serial` of `owner` (or of the dead owner
+    /// of `registry`): `*`, an `@Observed` or synthetic (`@Computed`, …) property's name, a
+    /// collection's own storage (`count`, `contents`, …), else `#serial`.
     static func propertyName(_ serial: UInt64, in owner: ObservableModelBase?, registry: Registry) -> String {
+        knownPropertyName(serial, in: owner, registry: registry) ?? "#\(serial)"
+    }
+
+    /// `propertyName`, nil when nothing names the storage.
+    static func knownPropertyName(_ serial: UInt64, in owner: ObservableModelBase?, registry: Registry) -> String? {
         if serial == PathStep.wildcardSerial { return "*" }
-        return owner.flatMap { PropertyTable($0).name(ofSerial: serial, in: $0) }
-            ?? registry.rememberedName(ofSerial: serial) ?? "#\(serial)"
+        guard let owner else { return registry.rememberedName(ofSerial: serial) }
+        let table = PropertyTable(owner)
+        return table.name(ofSerial: serial, in: owner)
+            ?? table.synthetic.first { $0.state(in: owner).serial == serial }?.name
+            ?? (owner as? any CollectionDebugNames)?.debugName(ofSerial: serial)
+            ?? registry.rememberedName(ofSerial: serial)
+    }
+
+    /// Why an object keeps a token that is attached to none of its properties, as a heading.
+    static func keptHeading(of token: Subscription) -> String {
+        switch token.site.kind {
+        case .willChange: "before each set"
+        case .binding, .pipeline: "binding destination"
+        case .tell: "observer-lifetime (tell)"
+        default: "kept by this object"
+        }
     }
 
     private static func escape(_ text: String) -> String {

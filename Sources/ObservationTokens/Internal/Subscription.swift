@@ -163,6 +163,14 @@ class Subscription: @unchecked Sendable {  // see the rules above
     /// The observed paths of a `.paths` target.
     final var paths: [ObservedPath] { extras?.paths ?? [] }
 
+    /// For the debugging aids: the subscription that stands for the token this one is part of
+    /// (the other subscriptions of a binding or a `whichOf` token name its main one).
+    var mainSubscription: Subscription { self }
+
+    /// For the debugging aids: what the token watches, when neither its property nor its paths
+    /// say it (a tracked token's key path, a will-change token's object).
+    var writtenDescription: String? { nil }
+
     // MARK: Attaching
 
     /// Attaches a `.property` target's edge through `key`. Returns false (and ends) when the key
@@ -185,6 +193,20 @@ class Subscription: @unchecked Sendable {  // see the rules above
         hooks.run()
         // A computed value: what it is now is what this token saw at its registration.
         if Registry.isComputed(attached.serial) { _ = syncComputedEdges(root: root) }
+        return true
+    }
+
+    /// Attaches a `.property` target's edge to the root's storage `serial` (a breakpoint on
+    /// another token's property). Returns false (and ends) when the root is gone.
+    final func start(serial: UInt64) -> Bool {
+        var hooks = ObservationStateHooks()
+        guard let slot = rootRegistry.attach(self, serial: serial, isLeaf: true, hooks: &hooks) else {
+            end()
+            return false
+        }
+        propertySerial = serial
+        propertySlot = Int32(slot)
+        hooks.run()
         return true
     }
 

@@ -5,18 +5,45 @@
 /// the object, like `tell` observations) and counts it in `willChangeCount`; the object is
 /// marked read by paths, so its setters call `_beginExclusiveStore()` out of line before
 /// storing, which finds and calls it. The setters' inline code is unchanged.
+///
+/// A breakpoint on a will-change token (`breakOnInvoke()`) is one too, registered after it, so
+/// it runs right after it; it ends once that token has ended.
 final class WillChangeSubscription: Subscription, @unchecked Sendable {  // see Subscription
     @exclusivity(unchecked) private var callback: (@Sendable (ObservableModelBase) -> Void)?
+    /// For a breakpoint: the token it stops after, and its name in the debugging aids.
+    private let breakpoint: (of: Subscription, label: String)?
 
     init(root: __shared ObservableModelBase, site: CreationSite, callback: @escaping @Sendable (ObservableModelBase) -> Void) {
         self.callback = callback
+        breakpoint = nil
         super.init(
             rootRegistry: root.registry, hasObserver: false, target: .property, options: .immediate,
             queue: CoalescingQueue.main, wantsOldValue: false, site: site)
     }
 
+    /// A breakpoint on the will-change token `watched`: stops (or calls the watchpoint
+    /// handler) right after its callback.
+    init(breakpointOf watched: Subscription, label: String, root: __shared ObservableModelBase, site: CreationSite) {
+        callback = { _ in }
+        breakpoint = (watched, label)
+        super.init(
+            rootRegistry: root.registry, hasObserver: false, target: .property, options: .immediate,
+            queue: CoalescingQueue.main, wantsOldValue: false, site: site)
+    }
+
+    /// Every property of its object: `*`; a breakpoint's label for a breakpoint.
+    override var writtenDescription: String? { breakpoint?.label ?? "*" }
+
     override func invoke(observer: AnyObject?, root: ObservableModelBase) {
-        callback?(root)
+        guard let breakpoint else {
+            callback?(root)
+            return
+        }
+        guard breakpoint.of.isActive else {
+            end()
+            return
+        }
+        InvokeBreakpoint.hit(label: breakpoint.label, root: rootRegistry, site: site)
     }
 
     override func releaseCallback() {

@@ -32,7 +32,7 @@ extension ModelObserving where Self: ObservableModelBase {
     ) -> ObservationToken {
         let access = _KeyPathAccess(consume keyPath)
         let key = access.key
-        let site = CreationSite(fileID: fileID, line: line)
+        let site = CreationSite(fileID: fileID, line: line, kind: .change, options: options)
         return _observeChange(
             key, observer: observer, options: options, queue: queue, site: site,
             callback: { observer, root, oldValue in
@@ -128,7 +128,7 @@ extension ModelObserving where Self: ObservableModelBase {
         let last = LastDelivered<Any?>(read(self))
         return makeToken(
             paths: [parsed], observer: nil, options: options, queue: queue,
-            site: CreationSite(fileID: fileID, line: line),
+            site: CreationSite(fileID: fileID, line: line, kind: .path, options: options),
             callback: { _, root, delivered in
                 let new: Any?
                 if let delivered = delivered as? EndpointDelivery {
@@ -185,7 +185,8 @@ extension ModelObserving where Self: ObservableModelBase {
         line: UInt = #line,
         _ callback: @escaping @Sendable (Self) -> Void
     ) -> ObservationToken {
-        let subscription = WillChangeSubscription(root: self, site: CreationSite(fileID: fileID, line: line)) { root in
+        let site = CreationSite(fileID: fileID, line: line, kind: .willChange, options: [])
+        let subscription = WillChangeSubscription(root: self, site: site) { root in
             callback(unsafeDowncast(root, to: Self.self))
         }
         let token = ObservationToken(subscription: subscription)

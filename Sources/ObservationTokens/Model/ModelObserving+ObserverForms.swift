@@ -34,8 +34,8 @@ extension ModelObserving where Self: ObservableModelBase {
         let token = _observe(
             _ObserverSubscription(
                 root: self, observer: observer, target: .paths(chains.map { ObservedPath(steps: $0.steps) }),
-                options: isValid ? options : [], queue: queue, site: CreationSite(fileID: fileID, line: line),
-                callback: callback))
+                options: isValid ? options : [], queue: queue,
+                site: CreationSite(fileID: fileID, line: line, kind: .chain, options: options), callback: callback))
         if !isValid { token.invalidate() }
         return token
     }
@@ -69,7 +69,7 @@ extension ModelObserving where Self: ObservableModelBase {
         return _observe(
             _ObserverSubscription(
                 root: self, observer: observer, target: .paths(parsed), options: options, queue: queue,
-                site: CreationSite(fileID: fileID, line: line), callback: callback))
+                site: CreationSite(fileID: fileID, line: line, kind: .path, options: options), callback: callback))
     }
 
     /// ``observe(whichOf:options:queue:fileID:line:_:)`` on behalf of `observer`, held weakly:
@@ -93,15 +93,13 @@ extension ModelObserving where Self: ObservableModelBase {
         line: UInt = #line,
         _ callback: @escaping @Sendable (Observer, Self, ChangedProperties<Self>) -> Void
     ) -> ObservationToken {
-        let weakObserver = WeakReference(observer)
-        let ending = TokenSlot()
-        let token = observe(whichOf: keyPaths, options: options, queue: queue, fileID: fileID, line: line) {
-            model, changed in
-            guard let observer = weakObserver.load(as: Observer.self) else { return ending.invalidate() }
-            callback(observer, model, changed)
+        _observe(
+            whichOf: keyPaths, observer: observer, options: options, queue: queue,
+            site: CreationSite(fileID: fileID, line: line, kind: .whichOf, options: options)
+        ) { observer, model, changed in
+            // Deliveries pass the observer given at creation, alive.
+            _withObserver(observer, as: Observer.self) { callback($0, model, changed) }
         }
-        ending.hold(token)
-        return token
     }
 
     /// ``observe(endpointOf:options:queue:fileID:line:_:)`` on behalf of `observer`, held
@@ -129,7 +127,7 @@ extension ModelObserving where Self: ObservableModelBase {
         let path = chain.path
         let token = makeToken(
             paths: [path], observer: observer, options: isValid ? options : [], queue: queue,
-            site: CreationSite(fileID: fileID, line: line),
+            site: CreationSite(fileID: fileID, line: line, kind: .chain, options: options),
             callback: { observer, root, delivered in
                 guard observer != nil else { return }
                 let model = unsafeDowncast(root, to: Self.self)
@@ -163,17 +161,7 @@ extension ModelObserving where Self: ObservableModelBase {
         _observe(
             _ObserverSubscription(
                 root: self, observer: observer, target: .paths([ObservedPath(step: .wildcard)]), options: options,
-                queue: queue, site: CreationSite(fileID: fileID, line: line), callback: callback))
+                queue: queue, site: CreationSite(fileID: fileID, line: line, kind: .all, options: options),
+                callback: callback))
     }
-}
-
-/// A token held weakly, for a callback that ends its own token.
-final class TokenSlot: Locked<TokenSlot.Weak>, @unchecked Sendable {  // state is guarded by Locked
-    struct Weak { weak var token: ObservationToken? }
-
-    init() { super.init(state: Weak()) }
-
-    func hold(_ token: ObservationToken) { withLock { $0.token = token } }
-
-    func invalidate() { withLock { $0.token }?.invalidate() }
 }

@@ -89,12 +89,12 @@ extension ModelObserving where Self: ObservableModelBase {
     @usableFromInline
     func _observe<Value>(
         chain: KeyPathChain<Self, Value>, observer: AnyObject?, options: ObservationOptions, queue: CoalescingQueue,
-        fileID: StaticString, line: UInt, callback: @escaping _GeneralCallback
+        fileID: StaticString, line: UInt, kind: TokenKind = .chain, callback: @escaping _GeneralCallback
     ) -> ObservationToken {
         let isValid = checkChains([chain.steps], fileID: fileID, line: line)
         let token = makeToken(
             paths: [chain.path], observer: observer, options: isValid ? options : [], queue: queue,
-            site: CreationSite(fileID: fileID, line: line), callback: callback)
+            site: CreationSite(fileID: fileID, line: line, kind: kind, options: options), callback: callback)
         if !isValid { token.invalidate() }
         return token
     }
@@ -130,7 +130,8 @@ extension ModelObserving where Self: ObservableModelBase {
         let token = _observe(
             _ModelSubscription(
                 root: self, target: .paths(chains.map { ObservedPath(steps: $0.steps) }),
-                options: isValid ? options : [], queue: queue, site: CreationSite(fileID: fileID, line: line),
+                options: isValid ? options : [], queue: queue,
+                site: CreationSite(fileID: fileID, line: line, kind: .chain, options: options),
                 callback: callback))
         if !isValid { token.invalidate() }
         return token
@@ -195,7 +196,7 @@ extension ModelObserving where Self: ObservableModelBase {
         return _observe(
             _ModelSubscription(
                 root: self, target: .paths(parsed), options: options, queue: queue,
-                site: CreationSite(fileID: fileID, line: line), callback: callback))
+                site: CreationSite(fileID: fileID, line: line, kind: .path, options: options), callback: callback))
     }
 
     /// Observes a dotted string key path on behalf of `observer`, held weakly.
@@ -223,6 +224,6 @@ extension ModelObserving where Self: ObservableModelBase {
         return _observe(
             _ObserverSubscription(
                 root: self, observer: observer, target: .paths([parsed]), options: options, queue: queue,
-                site: CreationSite(fileID: fileID, line: line), callback: callback))
+                site: CreationSite(fileID: fileID, line: line, kind: .path, options: options), callback: callback))
     }
 }

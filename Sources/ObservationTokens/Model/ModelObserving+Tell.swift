@@ -19,7 +19,8 @@ extension ModelObserving where Self: ObservableModelBase {
     ///
     /// - Parameters:
     ///   - observer: The object that receives the callback; held weakly.
-    ///   - keyPaths: `@Observed` properties of the receiver. If any is not, nothing is observed.
+    ///   - keyPaths: `@Observed` properties of the receiver. One that is not, or an empty list,
+    ///     traps in debug builds naming the fix; in release builds nothing is observed.
     ///   - options: `.initial`, `.immediate`; see ``ObservationOptions``.
     ///   - queue: Where callbacks are delivered; the main thread by default.
     ///   - callback: Receives the observer and the observed object.
@@ -37,10 +38,22 @@ extension ModelObserving where Self: ObservableModelBase {
         line: UInt = #line,
         _ callback: @escaping @Sendable (Observer, Self) -> Void
     ) -> TellObservation {
-        _tell(
-            _ObserverSubscription(
-                root: self, observer: observer, target: .keys(keyPaths.map { TypedKey(partial: $0) }),
-                options: options, queue: queue, site: CreationSite(fileID: fileID, line: line), callback: callback))
+        let subscription = _ObserverSubscription(
+            root: self, observer: observer, target: .keys(keyPaths.map { TypedKey(partial: $0) }), options: options,
+            queue: queue, site: CreationSite(fileID: fileID, line: line, kind: .tell, options: options),
+            callback: callback)
+        guard !keyPaths.isEmpty else {
+            subscription.end()
+            _reportMisuse(
+                "tell(_:whenAnyOf: []) at \(subscription.site) was given an empty list, so it would observe nothing. Pass at least one key path."
+            )
+            return TellObservation(subscription)
+        }
+        let observation = _tell(subscription)
+        if !subscription.isActive, let key = firstMisfitKey(of: subscription) {
+            _reportMisuse("tell(_:whenAnyOf:) at \(subscription.site): \(listMisfit(key))")
+        }
+        return observation
     }
 
     /// Observes a key path chain for as long as `observer` lives, without a token to keep: the
@@ -76,7 +89,7 @@ extension ModelObserving where Self: ObservableModelBase {
         let observation = _tell(
             _ObserverSubscription(
                 root: self, observer: observer, target: .paths([chain.path]), options: options, queue: queue,
-                site: CreationSite(fileID: fileID, line: line), callback: callback))
+                site: CreationSite(fileID: fileID, line: line, kind: .tell, options: options), callback: callback))
         if !isValid { observation.stop() }
         return observation
     }
@@ -114,7 +127,7 @@ extension ModelObserving where Self: ObservableModelBase {
         return _tell(
             _ObserverSubscription(
                 root: self, observer: observer, target: .paths([parsed]), options: options, queue: queue,
-                site: CreationSite(fileID: fileID, line: line), callback: callback))
+                site: CreationSite(fileID: fileID, line: line, kind: .tell, options: options), callback: callback))
     }
 
     /// Hands `subscription` to the registry, which owns it from then on, and starts it.

@@ -36,18 +36,24 @@ extension ModelObserving where Self: ObservableModelBase {
         line: UInt = #line,
         _ callback: @escaping @Sendable (Self, ChangedProperties<Self>) -> Void
     ) -> ObservationToken {
-        let site = CreationSite(fileID: fileID, line: line)
+        _observe(
+            whichOf: keyPaths, observer: nil, options: options, queue: queue,
+            site: CreationSite(fileID: fileID, line: line, kind: .whichOf, options: options)
+        ) { _, model, changed in callback(model, changed) }
+    }
+
+    /// `observe(whichOf:)` with or without an observer (held weakly: once it is gone, the token
+    /// ends at its next delivery).
+    func _observe(
+        whichOf keyPaths: [PartialKeyPath<Self>], observer: AnyObject?, options: ObservationOptions,
+        queue: CoalescingQueue, site: CreationSite,
+        callback: @escaping @Sendable (AnyObject?, Self, ChangedProperties<Self>) -> Void
+    ) -> ObservationToken {
         let group = BindingGroup()
-        let changed = ChangedIndexes()
-        let model = WeakReference(self)
-        nonisolated(unsafe) let keyPaths = keyPaths  // key paths are immutable
-        // The hub: scheduled by each property's subscription, delivered once per tick.
-        let hub = BindingSubscription(
-            root: self, target: .property, options: [], queue: queue, site: site, group: group
-        ) {
-            guard let model = model.load(as: Self.self) else { return }
-            callback(model, ChangedProperties(keyPaths: keyPaths, changed: changed.take()))
-        }
+        let hub = WhichOfSubscription(
+            root: self, observer: observer, keyPaths: keyPaths, options: options, queue: queue, site: site,
+            group: group, callback: callback)
+        // The hub is the token's subscription: the group's first member.
         group.add(hub)
         let token = ObservationToken(subscription: hub)
         guard !keyPaths.isEmpty else {
@@ -59,31 +65,29 @@ extension ModelObserving where Self: ObservableModelBase {
         }
         let weakHub = WeakReference(hub)
         let immediate = options.contains(.immediate)
+        let partSite = site.with(kind: .part)
         for (index, keyPath) in keyPaths.enumerated() {
+            let key = TypedKey(partial: keyPath)
             let member = BindingSubscription(
-                root: self, target: .paths([ObservedPath(step: .key(TypedKey(partial: keyPath)))]),
+                root: self, target: .property,
                 // Immediate either way: without `.immediate` it only records the change and
                 // schedules the hub (bookkeeping, no user code), so a tick's drain delivers, and
-                // counts, the hub alone.
-                options: .immediate, queue: queue, site: site, group: group
+                // counts, the hub alone. With it, the hub delivers now, with this property.
+                options: .immediate, queue: queue, site: partSite, group: group
             ) {
+                guard let hub = weakHub.load(as: WhichOfSubscription<Self>.self) else { return }
                 if immediate {
-                    guard let model = model.load(as: Self.self),
-                        weakHub.load(as: BindingSubscription.self)?.isActive == true
-                    else { return }
-                    callback(model, ChangedProperties(keyPaths: keyPaths, changed: [index]))
+                    hub.deliverNow(oldValue: index, isChange: true)
                 } else {
-                    changed.insert(index)
-                    weakHub.load(as: BindingSubscription.self)?.schedule()
+                    hub.changed.insert(index)
+                    hub.schedule()
                 }
             }
             group.add(member)
-            guard member.start(root: self) else {
-                // Not an @Observed property: the same loud no-op as observe(_:).
+            guard member.start(root: self, key: key) else {
+                // Not an @Observed property: as loud as observe(_:) with one.
                 group.endAll()
-                _reportMisuse(
-                    "observe(whichOf:) at \(site): \(keyPath) reads no @Observed property of \(Self.self), so it can't be observed. Mark the property @Observed."
-                )
+                _reportMisuse("observe(whichOf:) at \(site): \(listMisfit(key))")
                 return token
             }
         }
@@ -119,7 +123,7 @@ extension ModelObserving where Self: ObservableModelBase {
         _observe(
             _ModelSubscription(
                 root: self, target: .paths([ObservedPath(step: .wildcard)]), options: options, queue: queue,
-                site: CreationSite(fileID: fileID, line: line), callback: callback))
+                site: CreationSite(fileID: fileID, line: line, kind: .all, options: options), callback: callback))
     }
 }
 
@@ -156,6 +160,60 @@ public struct ChangedProperties<Model: AnyObject>: @unchecked Sendable {
 
     /// True for a call without a change (`.initial`, `fire()`, `schedule()`).
     public var isEmpty: Bool { changed.isEmpty }
+}
+
+/// The token of `observe(whichOf:)`: delivered at most once per tick, with the key paths that
+/// changed since its last delivery.
+///
+/// Its parts, one `.immediate` subscription per key path in its group, record which key path
+/// changed and schedule it (with `.immediate`, deliver it with that key path). It has the key
+/// paths as its paths, for descriptions and `breakOnInvoke()`, but no edge of its own; ending
+/// it ends the group, and any part ending (its object deinitialized) ends it.
+final class WhichOfSubscription<Model: ObservableModelBase>: Subscription, @unchecked Sendable {  // see Subscription
+    @exclusivity(unchecked) private var callback: (@Sendable (AnyObject?, Model, ChangedProperties<Model>) -> Void)?
+    nonisolated(unsafe) private let keyPaths: [PartialKeyPath<Model>]  // key paths are immutable
+    private let observer: WeakReference?
+    let changed = ChangedIndexes()
+    let group: BindingGroup
+
+    init(
+        root: __shared Model, observer: AnyObject?, keyPaths: [PartialKeyPath<Model>], options: ObservationOptions,
+        queue: CoalescingQueue, site: CreationSite, group: BindingGroup,
+        callback: @escaping @Sendable (AnyObject?, Model, ChangedProperties<Model>) -> Void
+    ) {
+        self.callback = callback
+        self.keyPaths = keyPaths
+        self.observer = observer.map(WeakReference.init)
+        self.group = group
+        super.init(
+            rootRegistry: root.registry, hasObserver: observer != nil,
+            // `.endpointChanges` is not a `whichOf` option: its parts say what changed.
+            target: .paths(keyPaths.map { ObservedPath(step: .key(TypedKey(partial: $0))) }),
+            options: options.subtracting(.endpointChanges), queue: queue, wantsOldValue: false, site: site)
+    }
+
+    override func loadObserver() -> AnyObject? { observer?.load() }
+
+    /// A tick's delivery: the key paths that changed since the last one.
+    override func invoke(observer: AnyObject?, root: ObservableModelBase) {
+        callback?(
+            observer, unsafeDowncast(root, to: Model.self),
+            ChangedProperties(keyPaths: keyPaths, changed: changed.take()))
+    }
+
+    /// `deliverNow`: an `.immediate` change of the key path at index `oldValue`, or (`nil`)
+    /// `.initial` and `fire()`, which get an empty set and leave the changes recorded for the
+    /// tick's delivery alone.
+    override func invoke(observer: AnyObject?, root: ObservableModelBase, oldValue: Any?) {
+        let changed: Set<Int> = (oldValue as? Int).map { [$0] } ?? []
+        callback?(
+            observer, unsafeDowncast(root, to: Model.self), ChangedProperties(keyPaths: keyPaths, changed: changed))
+    }
+
+    override func releaseCallback() {
+        callback = nil
+        group.endAll()
+    }
 }
 
 /// The indexes of the key paths that changed since the last delivery of an

@@ -47,7 +47,7 @@ extension ModelObserving where Self: ObservableModelBase {
     ) -> ObservationToken {
         let access = _KeyPathAccess(consume keyPath)
         let key = access.key
-        let site = CreationSite(fileID: fileID, line: line)
+        let site = CreationSite(fileID: fileID, line: line, kind: .property, options: options)
         return _observe(
             key,
             subscription: _ModelSubscription(
@@ -95,9 +95,20 @@ extension ModelObserving where Self: ObservableModelBase {
         line: UInt = #line,
         _ callback: @escaping @Sendable (Observer, Self) -> Void
     ) -> ObservationToken {
+        _observe(
+            consume keyPath, observer: observer, options: options, queue: queue,
+            site: CreationSite(fileID: fileID, line: line, kind: .property, options: options), callback)
+    }
+
+    /// `observe(_:observer:options:queue:fileID:line:_:)` with the site given (`values(of:)`
+    /// makes its tokens through it).
+    @inlinable @inline(__always)
+    func _observe<Observer: AnyObject, Value>(
+        _ keyPath: consuming KeyPath<Self, Value>, observer: Observer, options: ObservationOptions,
+        queue: CoalescingQueue, site: CreationSite, _ callback: @escaping @Sendable (Observer, Self) -> Void
+    ) -> ObservationToken {
         let access = _KeyPathAccess(consume keyPath)
         let key = access.key
-        let site = CreationSite(fileID: fileID, line: line)
         return _observe(
             key,
             subscription: _ObserverSubscription(
@@ -124,8 +135,10 @@ extension ModelObserving where Self: ObservableModelBase {
     /// ```
     ///
     /// - Parameters:
-    ///   - keyPaths: `@Observed` properties of the receiver. If any of them is not, the token
-    ///     has already ended. An empty list traps in debug builds (it would observe nothing).
+    ///   - keyPaths: `@Observed` properties of the receiver. One that is not (a plain `var`, a
+    ///     `let`, a computed or composed key path) traps in debug builds, naming it and the fix,
+    ///     and gives an ended token in release builds; so does an empty list (it would observe
+    ///     nothing).
     ///   - options: `.initial`, `.immediate`; see ``ObservationOptions``.
     ///   - queue: Where callbacks are delivered; the main queue by default.
     ///   - callback: Receives the observed object.
@@ -142,16 +155,17 @@ extension ModelObserving where Self: ObservableModelBase {
         line: UInt = #line,
         _ callback: @escaping @Sendable (Self) -> Void
     ) -> ObservationToken {
-        _observe(
+        _observeList(
             _ModelSubscription(
                 root: self, target: .keys(keyPaths.map { TypedKey(partial: $0) }), options: options, queue: queue,
-                site: CreationSite(fileID: fileID, line: line), callback: callback))
+                site: CreationSite(fileID: fileID, line: line, kind: .list, options: options), callback: callback))
     }
 
     /// Observes several properties with one token on behalf of `observer`, held weakly.
     ///
     /// - Parameters:
-    ///   - keyPaths: `@Observed` properties of the receiver.
+    ///   - keyPaths: `@Observed` properties of the receiver; one that is not traps in debug
+    ///     builds (see `observe(_:options:queue:fileID:line:_:)` with a list).
     ///   - observer: The object the callback works on; held weakly.
     ///   - options: `.initial`, `.immediate`; see ``ObservationOptions``.
     ///   - queue: Where callbacks are delivered; the main queue by default.
@@ -169,10 +183,12 @@ extension ModelObserving where Self: ObservableModelBase {
         line: UInt = #line,
         _ callback: @escaping @Sendable (Observer, Self) -> Void
     ) -> ObservationToken {
-        _observe(
+        _observeList(
             _ObserverSubscription(
                 root: self, observer: observer, target: .keys(keyPaths.map { TypedKey(partial: $0) }),
-                options: options, queue: queue, site: CreationSite(fileID: fileID, line: line), callback: callback))
+                options: options, queue: queue,
+                site: CreationSite(fileID: fileID, line: line, kind: .list, options: options),
+                callback: callback))
     }
 
     /// Observes several properties with one token, listed as arguments.
@@ -226,7 +242,7 @@ extension ModelObserving where Self: ObservableModelBase {
     ) -> ObservationToken {
         let access = _KeyPathAccess(consume keyPath)
         let key = access.key
-        let site = CreationSite(fileID: fileID, line: line)
+        let site = CreationSite(fileID: fileID, line: line, kind: .change, options: options)
         return _observeChange(
             key, options: options, queue: queue, site: site,
             callback: { _, root, oldValue in
@@ -291,6 +307,18 @@ extension ObservableModelBase {
             return token
         }
         start(subscription)
+        return token
+    }
+
+    /// Starts the subscription of a list of key paths (`observe([…])`). A key path that is not
+    /// one `@Observed` property of the receiver is a programming error, as for a single key
+    /// path: a trap in debug builds naming it and the fix, an ended token otherwise.
+    @usableFromInline
+    final func _observeList(_ subscription: Subscription) -> ObservationToken {
+        let token = _observe(subscription)
+        if !subscription.paths.isEmpty, !subscription.isActive, let key = firstMisfitKey(of: subscription) {
+            _reportMisuse("observe([…]) at \(subscription.site): \(listMisfit(key))")
+        }
         return token
     }
 

@@ -74,7 +74,7 @@ extension ModelObserving where Self: ObservableModelBase {
         let path = chain.path
         let token = makeToken(
             paths: [path], observer: nil, options: isValid ? options : [], queue: queue,
-            site: CreationSite(fileID: fileID, line: line),
+            site: CreationSite(fileID: fileID, line: line, kind: .chain, options: options),
             callback: { _, root, delivered in
                 let model = unsafeDowncast(root, to: Self.self)
                 let endpoint = (delivered as? EndpointDelivery)?.endpoint ?? path.endpoint(from: model)

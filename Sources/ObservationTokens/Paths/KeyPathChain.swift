@@ -14,7 +14,9 @@
 /// run time, which is why the chain keeps its segments. Observing the composed key path
 /// itself also works (a tracked token, re-evaluated at each delivery); a chain re-walks its
 /// segments inside the setter instead, which is cheaper when middle objects are replaced
-/// often. Every segment must be an `@Observed` property: one that is not traps in debug builds.
+/// often. Every segment must be one `@Observed` property: one that is not (a `let`, a plain
+/// `var`, a composed key path such as `\.currentUser?.address`) traps in debug builds, with a
+/// message that says what the segment reads and how to write it.
 ///
 /// `@unchecked Sendable`: a chain holds only key paths, and closures that apply them.
 public struct KeyPathChain<Root: ObservableModelBase, Value>: @unchecked Sendable {
@@ -193,15 +195,16 @@ public struct KeyPathChain<Root: ObservableModelBase, Value>: @unchecked Sendabl
 }
 
 extension Sequence<PathStep> {
-    /// A typed chain's segment that reads no `@Observed` storage of the object it is applied
-    /// to (a `let`, a plain `var`): its position (1-based) and key path, checked along the
-    /// objects the chain reaches from `root` now. A chain like that would never watch past the
-    /// segment. Segments beyond a nil (or non-model) intermediate can't be checked yet.
-    func firstUnobservedSegment(from root: ObservableModelBase) -> (position: Int, keyPath: AnyKeyPath)? {
+    /// A typed chain's segment that is not one `@Observed` property of the object it is applied
+    /// to (a `let`, a plain `var`, a composed key path): its position (1-based), key and that
+    /// object, checked along the objects the chain reaches from `root` now. A chain like that
+    /// would never watch past the segment. Segments beyond a nil (or non-model) intermediate
+    /// can't be checked yet.
+    func firstMisfitSegment(from root: ObservableModelBase) -> (position: Int, key: TypedKey, object: ObservableModelBase)? {
         var object = root
         for (index, step) in enumerated() {
             guard case .typed(let box) = step, box.key.read(object) != nil else { return nil }
-            guard let (_, value) = step.resolve(on: object) else { return (index + 1, box.key.keyPath) }
+            guard let (_, value) = step.resolve(on: object) else { return (index + 1, box.key, object) }
             guard let next = PathStep.model(in: value) else { return nil }
             object = next
         }
@@ -210,17 +213,76 @@ extension Sequence<PathStep> {
 }
 
 extension ObservableModelBase {
-    /// Checks the typed chains of a new token: a segment that is not `@Observed` is a
-    /// programming error (a trap in debug builds). Returns false when the token must end.
+    /// Checks the typed chains of a new token: a segment that is not one `@Observed` property
+    /// is a programming error (a trap in debug builds, whose message says what the segment
+    /// reads and how to fix it). Returns false when the token must end.
     final func checkChains(_ chains: [[PathStep]], fileID: StaticString, line: UInt) -> Bool {
         for steps in chains {
-            guard let (position, keyPath) = steps.firstUnobservedSegment(from: self) else { continue }
-            _reportMisuse(
-                "segment \(position) of the key path chain observed at \(fileID):\(line), \(keyPath), reads no @Observed property, so the token would never watch past it. Mark that property @Observed, or observe the chain only up to it."
-            )
+            guard let (position, key, object) = steps.firstMisfitSegment(from: self) else { continue }
+            let reads = object.observedReads(of: key)
+            let written = DebugFormat.keyPathText(key.keyPath, reads: reads.map(\.name))
+            let segment = "segment \(position) of the key path chain observed at \(fileID):\(line), \(written),"
+            if reads.isEmpty {
+                _reportMisuse(
+                    "\(segment) reads no @Observed property, so the token would never watch past it. Mark that property @Observed, or observe the chain only up to it."
+                )
+            } else {
+                let split = reads.map { "(\\.\($0.name))" }.joined(separator: ".then")
+                let fix =
+                    reads.count > 1
+                    ? "Give each property a segment of its own (.then\(split))"
+                    : "End the segment at the property (\\.\(reads[0].name))"
+                _reportMisuse(
+                    "\(segment) is not one @Observed property: it reads \(reads.map(\.qualified).joined(separator: ", ")), and a chain follows one property per segment. \(fix), or observe the key path itself (observe(\(written))), which follows everything it reads."
+                )
+            }
             return false
         }
         return true
+    }
+
+    /// The `@Observed` properties reading `key` on this object reads, in reading order
+    /// (repeats included): for misuse messages. Runs the key path's getters once.
+    final func observedReads(of key: TypedKey) -> [(name: String, qualified: String)] {
+        var accesses: [AccessCapture.TrackedAccess] = []
+        withUnsafeMutablePointer(to: &accesses) { all in
+            var recording = AccessCapture.Recording()
+            recording.all = all
+            withUnsafeMutablePointer(to: &recording) { recording in
+                let previous = AccessCapture.beginTracking(recording)
+                _ = key.read(self)
+                AccessCapture.endTracking(restoring: previous)
+            }
+        }
+        return accesses.map { access in
+            let name = ObservationDebugging.propertyName(
+                access.serial, in: access.registry.weakOwner, registry: access.registry)
+            return (name, "\(access.registry.ownerType).\(name)")
+        }
+    }
+
+    /// The misuse message for a key path of a list (`observe([…])`, `observe(whichOf:)`,
+    /// `tell(_:whenAnyOf:)`) that is not one `@Observed` property of this object: what it reads,
+    /// and the fix.
+    final func listMisfit(_ key: TypedKey) -> String {
+        let reads = observedReads(of: key)
+        let written = DebugFormat.keyPathText(key.keyPath, reads: reads.map(\.name))
+        if reads.isEmpty {
+            return
+                "\(written) reads no @Observed property of \(type(of: self)), so the token would never hear of it. Mark the property @Observed, or leave it out of the list."
+        }
+        return
+            "\(written) is not one @Observed property of \(type(of: self)): it reads \(reads.map(\.qualified).joined(separator: ", ")), and a list watches properties. List the @Observed properties it reads, or observe it with a token of its own (observe(\(written))), which follows everything it reads."
+    }
+
+    /// The first of a list subscription's key paths that is not one `@Observed` property of
+    /// this object.
+    final func firstMisfitKey(of subscription: Subscription) -> TypedKey? {
+        for path in subscription.paths {
+            guard case .typed(let box)? = path.steps.first else { continue }
+            if PathStep.typed(box).resolveSerial(on: self) == nil { return box.key }
+        }
+        return nil
     }
 }
 

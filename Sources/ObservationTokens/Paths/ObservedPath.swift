@@ -123,13 +123,22 @@ final class ObservedPath: Sendable {
                     {
                         names.append(entry.name)
                     } else {
-                        names.append("<key path>")
+                        names.append(Self.name(of: box.key.keyPath))
                     }
                     object = nil
                 }
             }
         }
         return names.joined(separator: ".")
+    }
+
+    /// A typed step's name when no object or table knows it: the key path as Swift prints it,
+    /// without its root type (`\Item.title` → `title`; an `@Observed` property, which Swift
+    /// prints as a computed one, shows its type: `<computed String>`).
+    static func name(of keyPath: AnyKeyPath) -> String {
+        let text = DebugFormat.keyPathText(keyPath, reads: [])
+        let prefix = "\\\(type(of: keyPath).rootType)."
+        return text.hasPrefix(prefix) ? String(text.dropFirst(prefix.count)) : text
     }
 
     /// A place the path currently runs through.

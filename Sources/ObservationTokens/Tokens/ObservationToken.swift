@@ -103,15 +103,16 @@ public final class ObservationToken: Sendable, Hashable, CustomDebugStringConver
         hasher.combine(ObjectIdentifier(self))
     }
 
-    /// Names the observed object, the observed key paths, where the token was created, and
-    /// whether it is still active.
+    /// Names the observed object, what the token watches as it was written (property names,
+    /// paths, a tracked key path, "tracking closure"), where the token was created, and whether
+    /// it is still active.
     ///
     /// Property names come from the observed object while it lives and are remembered when it
     /// deinitializes. At the instant the object is deinitializing on another thread (its weak
     /// references are already gone, its bookkeeping not yet done), a property may read
     /// `<key path>`.
     public var debugDescription: String {
-        let paths = subscription.pathDescription
+        let paths = DebugFormat.watched(subscription)
         let state = isValid ? "active" : "ended"
         return "ObservationToken(\(subscription.rootTypeName) \(paths), created at \(subscription.site), \(state))"
     }

@@ -45,7 +45,8 @@ extension ModelObserving where Self: ObservableModelBase {
     ) -> ObservationToken {
         let subscription = TrackedSubscription<Self, Void>(
             root: self, observer: nil, options: options.subtracting(.initial), queue: queue,
-            site: CreationSite(fileID: fileID, line: line), skipsUnchanged: false, keepsLast: false,
+            site: CreationSite(fileID: fileID, line: line, kind: .tracked, options: options), skipsUnchanged: false,
+            keepsLast: false,
             hasCallback: false, body: .init(read: { _, model in body(model) }, deliver: { _, _, _, _ in }))
         return _startTracked(subscription, observer: nil) { Self.emptyBody("observe { … }", fileID, line) }.token
     }
@@ -83,7 +84,8 @@ extension ModelObserving where Self: ObservableModelBase {
     ) -> ObservationToken {
         let subscription = TrackedSubscription<Self, Void>(
             root: self, observer: observer, options: options.subtracting(.initial), queue: queue,
-            site: CreationSite(fileID: fileID, line: line), skipsUnchanged: false, keepsLast: false,
+            site: CreationSite(fileID: fileID, line: line, kind: .tracked, options: options), skipsUnchanged: false,
+            keepsLast: false,
             hasCallback: false,
             body: .init(
                 read: { observer, model in
@@ -127,7 +129,8 @@ extension ModelObserving where Self: ObservableModelBase {
         _ callback: @escaping @Sendable (Self, Value) -> Void
     ) -> ObservationToken {
         let subscription = TrackedSubscription<Self, Value>(
-            root: self, observer: nil, options: options, queue: queue, site: CreationSite(fileID: fileID, line: line),
+            root: self, observer: nil, options: options, queue: queue,
+            site: CreationSite(fileID: fileID, line: line, kind: .tracked, options: options),
             skipsUnchanged: true, keepsLast: true, hasCallback: true,
             body: .init(read: { _, model in value(model) }, deliver: { _, model, new, _ in callback(model, new) }))
         return _startTracked(subscription, observer: nil) { Self.emptyBody("observeValue { … }", fileID, line) }.token
@@ -164,7 +167,8 @@ extension ModelObserving where Self: ObservableModelBase {
         _ callback: @escaping @Sendable (Self, PropertyChange<Value>) -> Void
     ) -> ObservationToken {
         let subscription = TrackedSubscription<Self, Value>(
-            root: self, observer: nil, options: options, queue: queue, site: CreationSite(fileID: fileID, line: line),
+            root: self, observer: nil, options: options, queue: queue,
+            site: CreationSite(fileID: fileID, line: line, kind: .tracked, options: options),
             skipsUnchanged: true, keepsLast: true, hasCallback: true,
             body: .init(
                 read: { _, model in value(model) },
@@ -206,7 +210,7 @@ extension ModelObserving where Self: ObservableModelBase {
         _ callback: @escaping @Sendable (Self) -> Void
     ) throws(KeyPathError) -> ObservationToken {
         let key = TypedKey(keyPath)
-        let site = CreationSite(fileID: fileID, line: line)
+        let site = CreationSite(fileID: fileID, line: line, kind: .property, options: options)
         var observes = true
         let token = _observe(
             key,
@@ -246,7 +250,9 @@ extension ObservableModelBase {
     ) -> (token: ObservationToken, observes: Bool) {
         let subscription = TrackedSubscription<Model, Value>(
             root: unsafeDowncast(self, to: Model.self), observer: observer, options: options, queue: queue,
-            site: site, skipsUnchanged: options.contains(.endpointChanges), keepsLast: keepsLast, hasCallback: true,
+            // A single key path's entry point made the site; the token is a tracked one.
+            site: site.kind == .property ? site.with(kind: .tracked) : site, keyPath: key.keyPath,
+            skipsUnchanged: options.contains(.endpointChanges), keepsLast: keepsLast, hasCallback: true,
             body: .init(
                 read: { _, model in read.apply(model) },
                 deliver: deliver))

@@ -50,12 +50,16 @@ final class TrackedSubscription<Model: ObservableModelBase, Value>: Subscription
     /// `scratchBusy` hands it to one evaluation at a time.
     private let scratch = TrackingScratch.allocate()
     private let scratchBusy = Atomic<Bool>(false)
+    /// The key path it tracks, for descriptions; nil for a tracking closure.
+    private let keyPath: AnyKeyPath?
 
     init(
         root: __shared Model, observer: AnyObject?, options: ObservationOptions, queue: CoalescingQueue,
-        site: CreationSite, skipsUnchanged: Bool, keepsLast: Bool, hasCallback: Bool, body: Body
+        site: CreationSite, keyPath: AnyKeyPath? = nil, skipsUnchanged: Bool, keepsLast: Bool, hasCallback: Bool,
+        body: Body
     ) {
         self.body = body
+        self.keyPath = keyPath
         self.skipsUnchanged = skipsUnchanged
         self.keepsLast = keepsLast || skipsUnchanged
         self.hasCallback = hasCallback
@@ -72,6 +76,12 @@ final class TrackedSubscription<Model: ObservableModelBase, Value>: Subscription
     }
 
     override func loadObserver() -> AnyObject? { observer?.load() }
+
+    /// The key path (`\Person.address?.zipCode`, see `DebugFormat.keyPathText`), or "tracking
+    /// closure".
+    override var writtenDescription: String? {
+        keyPath.map { DebugFormat.keyPathText($0, readBy: self) } ?? "tracking closure"
+    }
 
     override func releaseCallback() {
         body = nil

@@ -88,7 +88,10 @@ private func address(_ object: AnyObject) -> String {
         #expect(
             report.contains(
                 "path \(address(path!.subscription)) \"address.zip\" rooted at DebugPerson \(address(person))"))
-        #expect(report.contains("tracked \(address(tracked.subscription)) rooted at DebugPerson \(address(person))"))
+        #expect(
+            report.contains(
+                "tracked \(address(tracked.subscription)) \"tracking closure\" rooted at DebugPerson \(address(person))"
+            ))
         withExtendedLifetime((path, tracked)) {}
     }
 
@@ -101,12 +104,12 @@ private func address(_ object: AnyObject) -> String {
         #expect(home.observationReport == "DebugAddress \(address(home)): no observations")
     }
 
-    @Test func listingShowsObserverLifetimeObservations() {
+    @Test func listingShowsObserverLifetimeObservationsUnderTheirProperty() {
         let home = DebugAddress()
         let viewer = DebugViewer()
         home.tell(viewer, when: \.zip, queue: CoalescingQueue(target: .manual)) { _, _ in }
         let report = home.observationReport
-        #expect(report.contains("  observer-lifetime (tell):"))
+        #expect(report.contains("  zip:\n    tell 0x"))
         #expect(report.contains("observer: DebugViewer \(address(viewer))"))
         home.stopTelling(viewer)
         withExtendedLifetime(viewer) {}
