@@ -123,6 +123,8 @@ enum DebugFormat {
         let watched = watched(subscription)
         if !watched.isEmpty { text += " \"\(watched)\"" }
         if subscription.rootRegistry !== here { text += " rooted at \(object(subscription.rootRegistry))" }
+        // A computed property's own subscription: the property says it all (no user call made it).
+        if subscription.site.kind == .computed { return text }
         text += " observer: \(observer(of: subscription))"
         text += " options: \(options(of: subscription))"
         if subscription.site.kind != .willChange { text += " queue: \(queue(subscription.queue))" }

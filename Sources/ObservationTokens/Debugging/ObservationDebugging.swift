@@ -78,7 +78,8 @@ public enum ObservationDebugging {
         let registries = DebugCensusState.liveRegistries()
         let listed = Set(registries.map(ObjectIdentifier.init))
         for registry in registries {
-            for token in registry.debugTokens() where token.main.isActive {
+            // A computed property's own subscription is not a token: not counted.
+            for token in registry.debugTokens() where token.main.isActive && token.main.site.kind != .computed {
                 let main = token.main
                 // Counted at its root when the root is listed, else where it is first seen.
                 guard main.rootRegistry === registry || !listed.contains(ObjectIdentifier(main.rootRegistry))

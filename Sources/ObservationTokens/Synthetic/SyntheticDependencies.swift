@@ -14,8 +14,15 @@ final class SyntheticDependencies: Subscription, AccessAttaching, @unchecked Sen
         self.state = state
         super.init(
             rootRegistry: owner.registry, hasObserver: false, target: .paths([]), options: .immediate,
-            queue: .main, wantsOldValue: false, site: CreationSite(fileID: #fileID, line: #line),
+            queue: .main, wantsOldValue: false,
+            site: CreationSite(fileID: #fileID, line: #line).with(kind: .computed),
             comparesComputedValues: false)
+    }
+
+    /// The computed property, `Type.name` (from the class's table: reads no value).
+    override var writtenDescription: String? {
+        guard let state, let owner = rootRegistry.weakOwner else { return nil }
+        return SyntheticFields.name(of: state, in: owner)
     }
 
     /// A dependency changed (immediate mode, inside its setter after unlocking).

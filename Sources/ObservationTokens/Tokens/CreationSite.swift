@@ -135,6 +135,9 @@ enum TokenKind: UInt8, Sendable {
     /// One of several subscriptions of another token (a binding's, a `whichOf` token's): the
     /// debugging aids show that token instead.
     case part
+    /// A `@Computed` property's own subscription on what its computation read: listed under
+    /// each input as the property it computes; not a token, so the census leaves it out.
+    case computed
 
     /// The word the debugging aids use.
     var label: String {
