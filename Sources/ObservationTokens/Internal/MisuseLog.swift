@@ -11,7 +11,9 @@
 /// misuse, and says so once where it happens (callers keep their own "once").
 func _logMisuse(_ message: String) {
     #if !DEBUG
-        let line = "ObservationTokens: \(message)\n"
-        _ = line.withCString { fputs($0, stderr) }
+        // File descriptor 2, not the C `stderr` global: Swift 6 rejects a reference to that
+        // mutable global as not concurrency-safe.
+        var line = "ObservationTokens: \(message)\n"
+        line.withUTF8 { bytes in _ = write(2, bytes.baseAddress, bytes.count) }
     #endif
 }
