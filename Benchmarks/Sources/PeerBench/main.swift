@@ -50,6 +50,7 @@ let workloads: [(id: String, run: (Settings) -> [Row])] = [
     ("W13", runW13),
     ("W14", runW14),
     ("W17", runW17), ("W18", runW18), ("W19", runW19),
+    ("W20", runW20),
 ]
 
 var rows: [Row] = []

@@ -7,7 +7,7 @@
 //
 // The code is the same as PeerBench times (AppWorkloads). Cases: W17-combine [ticks],
 // W17-observation [ticks], W18-combine [count], W18-observation [count], W19-combine,
-// W19-observation, W9-observation (PeerBench's W9 peer: `withObservationTracking` re-armed after
+// W19-observation, W20-combine [ticks], W20-observation [ticks], W9-observation (PeerBench's W9 peer: `withObservationTracking` re-armed after
 // each of 1,000 changes), W15-combine (PeerBench's W15 creation peer: 100 batches of 100
 // `$value.map { $0 &* 2 }.assign(to: \.value, on: target)` created and released).
 
@@ -104,6 +104,14 @@ case "w19-combine":
     W19Combine.measuredModelsFirst(&modelsFirst)
     var tokensFirst = W19Combine(models: 10_000)
     W19Combine.measuredTokensFirst(&tokensFirst)
+case "w20-combine":
+    let plan = DerivedPlan(models: 1_000, perTick: 5_000, ticks: argument ?? 200)
+    let state = W20Combine(models: 1_000)
+    state.measuredTicks(plan)
+    if let mismatch = derivedMismatch(state.report, expected: plan.changingSets, side: "OpenCombine") {
+        fatalError(mismatch)
+    }
+    print("sink calls: \(state.report.callbacks)")
 case "w15-combine":
     w15measuredCreateCombine(ProfileCombineCounter(), ProfilePlainTarget(), batches: argument ?? 100)
 #if canImport(Observation)
@@ -121,12 +129,21 @@ case "w15-combine":
     case "w19-observation":
         var state = W19Apple(models: 10_000)
         W19Apple.measuredModels(&state)
+    case "w20-observation":
+        let plan = DerivedPlan(models: 1_000, perTick: 5_000, ticks: argument ?? 200)
+        let state = W20Apple(models: 1_000)
+        state.measuredTicks(plan)
+        let expected = observationSkipsEqualSets ? plan.changedModels : plan.touchedModels
+        if let mismatch = derivedMismatch(state.report, expected: expected, side: "Observation") {
+            fatalError(mismatch)
+        }
+        print("renders: \(state.report.callbacks)")
     case "w9-observation":
         print("total: \(measuredW9Apple(ProfileAppleSum(), changes: argument ?? 1_000))")
 #endif
 default:
     let usage =
-        "usage: PeerProfile W17-combine|W17-observation [ticks] | W18-combine|W18-observation [count] | W19-combine|W19-observation | W9-observation [changes] | W15-combine [batches]\n"
+        "usage: PeerProfile W17-combine|W17-observation [ticks] | W18-combine|W18-observation [count] | W19-combine|W19-observation | W20-combine|W20-observation [ticks] | W9-observation [changes] | W15-combine [batches]\n"
     _ = usage.utf8CString.withUnsafeBufferPointer { write(2, $0.baseAddress, $0.count - 1) }
     exit(64)
 }

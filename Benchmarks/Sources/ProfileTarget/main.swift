@@ -375,9 +375,10 @@ case "W15": w15()
 case "W17": w17(ticks: Int(CommandLine.arguments.dropFirst(2).first ?? "") ?? 200)
 case "W18": w18(count: Int(CommandLine.arguments.dropFirst(2).first ?? "") ?? 100_000)
 case "W19": w19()
+case "W20": w20(ticks: Int(CommandLine.arguments.dropFirst(2).first ?? "") ?? 200)
 default:
     let usage =
-        "usage: ProfileTarget R1|R2|R3|W1|W2|W3|W4|W3var|W5|W6 [live]|W8|W9|W10|W10chain|W11|W12 [size]|W13|W14|W15|W16|W17 [ticks]|W18 [count]|W19\n"
+        "usage: ProfileTarget R1|R2|R3|W1|W2|W3|W4|W3var|W5|W6 [live]|W8|W9|W10|W10chain|W11|W12 [size]|W13|W14|W15|W16|W17 [ticks]|W18 [count]|W19|W20 [ticks]\n"
     _ = usage.utf8CString.withUnsafeBufferPointer { write(2, $0.baseAddress, $0.count - 1) }
     exit(64)
 }
