@@ -51,19 +51,24 @@ func w15measuredCreateCombine(_ model: ProfileCombineCounter, _ target: ProfileP
         var count = 0
     }
 
+    /// Registers W9's tracking. Not nested in `measuredW9Apple`: a nested function's symbol
+    /// contains its parent's name, and callgrind's `--toggle-collect='*measured*'` would toggle
+    /// collection off on entering it.
+    @inline(never)
+    func armW9(_ model: ProfileAppleSum, _ fired: ProfileFired) {
+        withObservationTracking {
+            _ = model.sum
+        } onChange: {
+            fired.count &+= 1
+        }
+    }
+
     /// W9's peer: set one of three inputs, `onChange` fires, read the value, re-arm.
     @inline(never)
     func measuredW9Apple(_ model: ProfileAppleSum, changes: Int) -> Int {
         let fired = ProfileFired()
         var total = 0
-        func arm() {
-            withObservationTracking {
-                _ = model.sum
-            } onChange: {
-                fired.count &+= 1
-            }
-        }
-        arm()
+        armW9(model, fired)
         for next in 1...changes {
             switch next % 3 {
             case 0: model.a = next
@@ -73,7 +78,7 @@ func w15measuredCreateCombine(_ model: ProfileCombineCounter, _ target: ProfileP
             precondition(fired.count == 1)
             fired.count = 0
             total &+= model.sum | 1
-            arm()
+            armW9(model, fired)
         }
         return total
     }
