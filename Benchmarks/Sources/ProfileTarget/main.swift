@@ -77,9 +77,26 @@ func w2measured(_ model: Counter) {
     precondition(queue.drain() == 1)
 }
 
-/// W3 + W4: 100 batches of 100 tokens created, then released.
+/// W3 + W4: 100 batches of 100 tokens created (`*w3measuredCreate*`, W3), then released
+/// (`*w4measuredEnd*`, W4); `*measured*` counts both.
 func w3w4() {
-    measuredCreateEnd(Counter())
+    let model = Counter()
+    var tokens: [ObservationToken] = []
+    tokens.reserveCapacity(100)
+    for _ in 0..<opaque(100) {
+        w3measuredCreate(model, &tokens)
+        w4measuredEnd(&tokens)
+    }
+}
+
+@inline(never)
+func w3measuredCreate(_ model: Counter, _ tokens: inout [ObservationToken]) {
+    for _ in 0..<100 { tokens.append(model.observe(\.value, queue: queue) { _ in tally.count &+= 1 }) }
+}
+
+@inline(never)
+func w4measuredEnd(_ tokens: inout [ObservationToken]) {
+    tokens.removeAll(keepingCapacity: true)
 }
 
 /// W3 with a key path that is not a literal at the call site (a parameter): the key path
@@ -101,7 +118,7 @@ func measuredCreateEndVariable(_ model: Counter, keyPath: KeyPath<Counter, Int>)
     }
 }
 
-/// 100 batches: create 100 tokens (W3), release them (W4). Also W6's measured part.
+/// W6's measured part: 100 batches of 100 tokens created, then released.
 @inline(never)
 func measuredCreateEnd(_ model: Counter) {
     var tokens: [ObservationToken] = []

@@ -77,10 +77,12 @@ func runW20(_ settings: Settings) -> [Row] {
         Row(
             workload: "W20", title: title, ours: oursNs,
             peer: "OpenCombine `CombineLatest` + `map` + `removeDuplicates` + `sink`", peerValue: combineNs,
-            target: .ratioAtLeast(5), note: "ns per set, delivery included; " + counts),
+            target: .ratioAtLeast(5), note: "ns per set, delivery included; " + counts,
+            counted: appCounts("W20", peer: "W20-combine")),
         Row(
             workload: "W20", title: title, ours: oursNs, peer: "Observation, re-armed per tick", peerValue: appleNs,
-            target: .ratioAtLeast(5), note: appleNs == nil ? appleUnavailable : nil),
+            target: .ratioAtLeast(5), note: appleNs == nil ? appleUnavailable : nil,
+            counted: appCounts("W20", peer: "W20-observation")),
     ]
 }
 
