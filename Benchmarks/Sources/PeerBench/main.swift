@@ -74,13 +74,18 @@ for (id, run) in workloads where settings.runs(id) {
 
 /// Why the rows are not decided on instruction counts, if they aren't.
 var countingNote: String?
+/// Rows whose counts failed although counting works here (a profiling case that crashed or
+/// counted nothing): `--check` stops on them rather than decide them on wall clock unnoticed.
+var countFailures: [Row] = []
 if settings.countInstructions {
     do {
         let counter = try InstructionCounter.make()
         for index in rows.indices {
-            guard let pair = rows[index].counted else { continue }
+            // A peer that can't run here (Observation on an older toolchain) has no case either.
+            guard let pair = rows[index].counted, rows[index].peerValue != nil else { continue }
             rows[index].oursInstructions = counter.perOperation(pair.ours)
             rows[index].peerInstructions = counter.perOperation(pair.peer)
+            if rows[index].instructionRatio == nil { countFailures.append(rows[index]) }
         }
     } catch {
         countingNote = "instructions not counted: \(error.reason); every target is decided on wall clock"
@@ -191,6 +196,13 @@ if !notes.isEmpty {
 // MARK: - Check
 
 if check {
+    if !countFailures.isEmpty {
+        print()
+        for row in countFailures {
+            print("check: could not count \(row.workload) \(row.title) vs \(row.peer) (see standard error)")
+        }
+        exit(2)
+    }
     let misses = rows.filter { $0.passes == false }
     let unchecked = rows.filter { $0.target != nil && $0.passes == nil }
     print()
