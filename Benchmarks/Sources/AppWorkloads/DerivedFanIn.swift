@@ -61,8 +61,9 @@ public func derivedSets(models: Int, count: Int, seed: UInt64 = 20) -> [DerivedS
 /// - `touchedModels[t]`: models with any set in tick `t`: what Observation fires for on a
 ///   toolchain whose `@Observable` setters notify equal values too (see `observationSkipsEqualSets`).
 /// - `changingSets[t]`: OpenCombine's sink calls in tick `t`: `@Published` publishes every set,
-///   `CombineLatest` forwards it (see `CombineDerived.latestInputs`), and `removeDuplicates` drops exactly the equal ones (the mapped
-///   `(a, b, parity)` only repeats when the input kept its value). OpenCombine has no ticks.
+///   `CombineLatest` forwards it (see `CombineDerived.latestInputs`), and `removeDuplicates`
+///   drops exactly the equal ones (the mapped `(a, b, parity)` only repeats when the input kept
+///   its value). OpenCombine has no ticks.
 public struct DerivedPlan {
     public let models: Int
     public let perTick: Int

@@ -2,7 +2,8 @@
 // instruction counts of both sides where valgrind is present, and prints the wall-clock ratio
 // beside them. Wall-clock medians on a shared machine move by tens of percent from run to run;
 // instruction counts of the same code with the same inputs repeat (the programs run with
-// deterministic hashing), so a target is met or missed the same way on every run.
+// deterministic hashing: ours repeat exactly, OpenCombine's within 0.1 %), so a target is met or
+// missed the same way on every run.
 //
 // Both sides are counted by the package's profiling programs: `ProfileTarget` (ours) and
 // `PeerProfile` (the peers), whose measured functions' names contain `measured` (see

@@ -177,7 +177,9 @@ print()
 print(
     "Median of \(settings.rounds) rounds after \(settings.warmupRounds) warm-up round; \(cores) cores; "
         + "load average at the end \(loadAverage()); \(formatNumber(totalSeconds)) s in all.")
-print("Ratio = peer / ours (higher is better) unless a note says otherwise. Spread = (slowest − fastest round) / median, ours / peer.")
+print(
+    "Ratio = peer / ours (higher is better) unless a note says otherwise. "
+        + "Spread = (slowest − fastest round) / median, ours / peer.")
 if counting {
     print(
         "Instructions per operation: callgrind, `--toggle-collect` on the measured functions of `ProfileTarget` (ours) and "
@@ -220,7 +222,8 @@ if check {
             let got: String =
                 if case .oursAtMost = row.target { cell(row.ours, row.unit) } else {
                     (row.decidingRatio.map(formatFactor) ?? "?")
-                        + (row.decidedByInstructions ? " in instructions (wall clock \(row.ratio.map(formatFactor) ?? "?"))" : "")
+                        + (row.decidedByInstructions
+                            ? " in instructions (wall clock \(row.ratio.map(formatFactor) ?? "?"))" : "")
                 }
             print("  MISS \(row.workload) \(row.title) vs \(row.peer): \(got), target \(row.target!.text)")
         }

@@ -84,8 +84,9 @@ func w4measuredEndNotification(_ model: ProfileNotifying, _ observers: inout [an
 }
 
 @inline(never)
-func w3measuredCreateCombine(_ model: ProfileCombineCounter, _ cancellables: inout [AnyCancellable], tally: ProfileTally)
-{
+func w3measuredCreateCombine(
+    _ model: ProfileCombineCounter, _ cancellables: inout [AnyCancellable], tally: ProfileTally
+) {
     for _ in 0..<100 { cancellables.append(model.$value.sink { _ in tally.count &+= 1 }) }
 }
 

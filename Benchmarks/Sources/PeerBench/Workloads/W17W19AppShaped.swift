@@ -120,7 +120,8 @@ func runW18(_ settings: Settings) -> [Row] {
             peerValue: combineNs,
             note: "ns per object: token created, one set, delivered, token ended",
             counted: CountPair(
-                ours: .ours("W18", "20000", operations: 20_000), peer: .peer("W18-combine", "20000", operations: 20_000))),
+                ours: .ours("W18", "20000", operations: 20_000),
+                peer: .peer("W18-combine", "20000", operations: 20_000))),
         Row(
             workload: "W18", title: title, ours: oursNs, peer: "Observation (no end step)", peerValue: appleNs,
             note: appleNs == nil ? appleUnavailable : nil,
