@@ -85,7 +85,8 @@ func median(_ samples: [Double]) -> Double {
 /// The spread of the rounds behind every median computed so far, `(max − min) / median`, keyed
 /// by the median's bits: the table looks up each row's two numbers here, so the workloads report
 /// a median as a plain `Double` and nothing else. A number that is not a median (derived from
-/// one, or counted) has no entry.
+/// one, or counted) has no entry. `nonisolated(unsafe)`: `median` runs on one thread at a time
+/// (the workloads that compute a median on a task wait for it on the main thread).
 nonisolated(unsafe) var spreads: [UInt64: Double] = [:]
 
 /// The spread of the rounds whose median is `value`; nil if `value` is not such a median.
