@@ -22,6 +22,9 @@ import CHeapStats
 struct Settings {
     /// `--quick`: smaller sizes and fewer rounds, for a CI smoke run of a few seconds.
     var quick = false
+    /// Count instructions with callgrind for the rows that have profiling cases: `--check`
+    /// without `--quick` (unless `--wall-clock`), or `--instructions`.
+    var countInstructions = false
     /// Workloads to run (`--only W2,W5`); empty means all.
     var only: Set<String> = []
 
@@ -74,7 +77,21 @@ func median(_ samples: [Double]) -> Double {
     precondition(!samples.isEmpty)
     let sorted = samples.sorted()
     let middle = sorted.count / 2
-    return sorted.count.isMultiple(of: 2) ? (sorted[middle - 1] + sorted[middle]) / 2 : sorted[middle]
+    let value = sorted.count.isMultiple(of: 2) ? (sorted[middle - 1] + sorted[middle]) / 2 : sorted[middle]
+    spreads[value.bitPattern] = value == 0 ? 0 : (sorted.last! - sorted.first!) / value
+    return value
+}
+
+/// The spread of the rounds behind every median computed so far, `(max − min) / median`, keyed
+/// by the median's bits: the table looks up each row's two numbers here, so the workloads report
+/// a median as a plain `Double` and nothing else. A number that is not a median (derived from
+/// one, or counted) has no entry. `nonisolated(unsafe)`: `median` runs on one thread at a time
+/// (the workloads that compute a median on a task wait for it on the main thread).
+nonisolated(unsafe) var spreads: [UInt64: Double] = [:]
+
+/// The spread of the rounds whose median is `value`; nil if `value` is not such a median.
+func spread(of value: Double?) -> Double? {
+    value.flatMap { spreads[$0.bitPattern] }
 }
 
 /// Runs `round` for the warm-up rounds, then for the measured rounds, and returns the median of
@@ -158,12 +175,39 @@ struct Row {
     var ratioKind: RatioKind = .peerOverOurs
     var target: Target?
     var note: String?
+    /// The two sides as the profiling programs count them (callgrind); nil for rows measured by
+    /// wall clock only (memory, scaling, absolute bounds, async workloads).
+    var counted: CountPair? = nil
+    /// Instructions per operation of our side and the peer's, when they were counted.
+    var oursInstructions: Double? = nil
+    var peerInstructions: Double? = nil
 
-    var ratio: Double? {
-        guard let peerValue else { return nil }
+    /// The wall-clock ratio (medians of the rounds).
+    var ratio: Double? { ratio(ours: ours, peer: peerValue) }
+
+    /// The same ratio of instruction counts.
+    var instructionRatio: Double? {
+        oursInstructions.flatMap { ratio(ours: $0, peer: peerInstructions) }
+    }
+
+    /// Whether the target is decided on instruction counts (both sides counted) rather than on
+    /// the wall-clock ratio.
+    var decidedByInstructions: Bool {
+        switch target {
+        case .ratioAtLeast?, .ratioAtMost?: instructionRatio != nil
+        case .oursAtMost?, nil: false
+        }
+    }
+
+    /// The ratio the target is decided on: instructions when both sides were counted, else
+    /// wall clock.
+    var decidingRatio: Double? { decidedByInstructions ? instructionRatio : ratio }
+
+    private func ratio(ours: Double, peer: Double?) -> Double? {
+        guard let peer else { return nil }
         switch ratioKind {
-        case .peerOverOurs: return peerValue / ours
-        case .oursOverPeer: return ours / peerValue
+        case .peerOverOurs: return peer / ours
+        case .oursOverPeer: return ours / peer
         case .none: return nil
         }
     }
@@ -172,8 +216,8 @@ struct Row {
     var passes: Bool? {
         guard let target else { return nil }
         switch target {
-        case .ratioAtLeast(let bound): return ratio.map { $0 >= bound }
-        case .ratioAtMost(let bound): return ratio.map { $0 <= bound }
+        case .ratioAtLeast(let bound): return decidingRatio.map { $0 >= bound }
+        case .ratioAtMost(let bound): return decidingRatio.map { $0 <= bound }
         case .oursAtMost(let bound): return ours <= bound
         }
     }

@@ -11,19 +11,26 @@
 #endif
 
 let usage = """
-    usage: PeerBench [--quick] [--check] [--only W1,W2,...]
-      --quick   small sizes, 3 rounds: a smoke run of a few seconds (for CI)
-      --check   compare every ratio with the issue's targets; exit 1 naming each miss
-      --only    run only these workloads
+    usage: PeerBench [--quick] [--check] [--instructions | --wall-clock] [--only W1,W2,...]
+      --quick          small sizes, 3 rounds: a smoke run of a few seconds (for CI); no valgrind
+      --check          compare every ratio with the issue's targets; exit 1 naming each miss.
+                       Where valgrind is installed (and without --quick), a row whose two sides
+                       the profiling programs count is decided on callgrind instruction counts
+      --instructions   count instructions as --check does, without checking
+      --wall-clock     decide --check on wall-clock ratios only
+      --only           run only these workloads
     """
 
 var settings = Settings()
 var check = false
+var instructions: Bool?
 var arguments = CommandLine.arguments.dropFirst()
 while let argument = arguments.popFirst() {
     switch argument {
     case "--quick": settings.quick = true
     case "--check": check = true
+    case "--instructions": instructions = true
+    case "--wall-clock": instructions = false
     case "--only":
         guard let list = arguments.popFirst() else {
             printError(usage)
@@ -38,6 +45,7 @@ while let argument = arguments.popFirst() {
         exit(64)
     }
 }
+settings.countInstructions = instructions ?? (check && !settings.quick)
 
 let workloads: [(id: String, run: (Settings) -> [Row])] = [
     ("W1", runW1), ("W2", runW2), ("W3", runW3), ("W4", runW4),
@@ -50,6 +58,7 @@ let workloads: [(id: String, run: (Settings) -> [Row])] = [
     ("W13", runW13),
     ("W14", runW14),
     ("W17", runW17), ("W18", runW18), ("W19", runW19),
+    ("W20", runW20),
 ]
 
 var rows: [Row] = []
@@ -60,6 +69,30 @@ for (id, run) in workloads where settings.runs(id) {
     rows += run(settings)
     printError("PeerBench: \(id) took \(formatNumber(workloadStart.duration(to: clock.now).nanoseconds / 1e9)) s")
 }
+
+// MARK: - Instruction counts
+
+/// Why the rows are not decided on instruction counts, if they aren't.
+var countingNote: String?
+/// Rows whose counts failed although counting works here (a profiling case that crashed or
+/// counted nothing): `--check` stops on them rather than decide them on wall clock unnoticed.
+var countFailures: [Row] = []
+if settings.countInstructions {
+    do {
+        let counter = try InstructionCounter.make()
+        for index in rows.indices {
+            // A peer that can't run here (Observation on an older toolchain) has no case either.
+            guard let pair = rows[index].counted, rows[index].peerValue != nil else { continue }
+            rows[index].oursInstructions = counter.perOperation(pair.ours)
+            rows[index].peerInstructions = counter.perOperation(pair.peer)
+            if rows[index].instructionRatio == nil { countFailures.append(rows[index]) }
+        }
+    } catch {
+        countingNote = "instructions not counted: \(error.reason); every target is decided on wall clock"
+        printError("PeerBench: " + countingNote!)
+    }
+}
+let counting = rows.contains { $0.oursInstructions != nil }
 let totalSeconds = started.duration(to: clock.now).nanoseconds / 1e9
 
 // MARK: - Table
@@ -81,10 +114,29 @@ func loadAverage() -> String {
     return text.split(separator: " ").prefix(3).joined(separator: " ")
 }
 
+/// `12%`: a spread of the rounds as a percentage of their median.
+func percent(_ value: Double?) -> String {
+    guard let value else { return "—" }
+    return String(Int((value * 100).rounded())) + "%"
+}
+
+/// `3,300`: instructions per operation.
+func instructionCell(_ value: Double?) -> String {
+    guard let value else { return "" }
+    return value >= 100 ? grouped(Int(value.rounded())) : formatNumber(value)
+}
+
 var notes: [String] = []
 var lines: [String] = []
-lines.append("| Workload | ObservationTokens | Peer | Peer result | Ratio | Target | Result |")
-lines.append("|---|---:|---|---:|---:|---|---|")
+if counting {
+    lines.append(
+        "| Workload | ObservationTokens | Peer | Peer result | Wall ratio | Spread | Instructions: ours | peer | Instruction ratio | Target | Result |"
+    )
+    lines.append("|---|---:|---|---:|---:|---:|---:|---:|---:|---|---|")
+} else {
+    lines.append("| Workload | ObservationTokens | Peer | Peer result | Ratio | Spread | Target | Result |")
+    lines.append("|---|---:|---|---:|---:|---:|---|---|")
+}
 var previousTitle = ""
 for row in rows {
     let title = row.title == previousTitle ? "″" : "**\(row.workload)** \(row.title)"
@@ -96,15 +148,27 @@ for row in rows {
     }
     let peerCell = row.peerValue.map { cell($0, row.unit) } ?? (row.ratioKind == .none ? "—" : "unavailable")
     let ratio = row.ratio.map(formatFactor) ?? "—"
-    let result: String =
+    let spreadCell = "\(percent(spread(of: row.ours))) / \(percent(spread(of: row.peerValue)))"
+    var result: String =
         switch row.passes {
         case true?: "pass"
         case false?: "**MISS**"
         case nil: row.target == nil ? "info" : "not checked"
         }
-    lines.append(
-        "| \(title) | \(cell(row.ours, row.unit)) | \(peer) | \(peerCell) | \(ratio) | \(row.target?.text ?? "") | \(result) |"
-    )
+    if counting, row.passes != nil {
+        result += row.decidedByInstructions ? " (instr.)" : " (wall)"
+    }
+    if counting {
+        let instructionRatio = row.instructionRatio.map(formatFactor) ?? ""
+        lines.append(
+            "| \(title) | \(cell(row.ours, row.unit)) | \(peer) | \(peerCell) | \(ratio) | \(spreadCell) | "
+                + "\(instructionCell(row.oursInstructions)) | \(instructionCell(row.peerInstructions)) | "
+                + "\(instructionRatio) | \(row.target?.text ?? "") | \(result) |")
+    } else {
+        lines.append(
+            "| \(title) | \(cell(row.ours, row.unit)) | \(peer) | \(peerCell) | \(ratio) | \(spreadCell) | \(row.target?.text ?? "") | \(result) |"
+        )
+    }
 }
 
 let cores = sysconf(Int32(_SC_NPROCESSORS_ONLN))
@@ -113,7 +177,17 @@ print()
 print(
     "Median of \(settings.rounds) rounds after \(settings.warmupRounds) warm-up round; \(cores) cores; "
         + "load average at the end \(loadAverage()); \(formatNumber(totalSeconds)) s in all.")
-print("Ratio = peer / ours (higher is better) unless a note says otherwise.")
+print(
+    "Ratio = peer / ours (higher is better) unless a note says otherwise. "
+        + "Spread = (slowest − fastest round) / median, ours / peer.")
+if counting {
+    print(
+        "Instructions per operation: callgrind, `--toggle-collect` on the measured functions of `ProfileTarget` (ours) and "
+            + "`PeerProfile` (peers). A target is decided on the instruction ratio where both sides were counted (instr.), "
+            + "else on the wall-clock ratio (wall).")
+} else if let countingNote {
+    print(countingNote.prefix(1).uppercased() + countingNote.dropFirst() + ".")
+}
 print()
 for line in lines { print(line) }
 if !notes.isEmpty {
@@ -124,20 +198,32 @@ if !notes.isEmpty {
 // MARK: - Check
 
 if check {
+    if !countFailures.isEmpty {
+        print()
+        for row in countFailures {
+            print("check: could not count \(row.workload) \(row.title) vs \(row.peer) (see standard error)")
+        }
+        exit(2)
+    }
     let misses = rows.filter { $0.passes == false }
     let unchecked = rows.filter { $0.target != nil && $0.passes == nil }
     print()
     for row in unchecked {
         print("not checked: \(row.workload) \(row.title) vs \(row.peer): \(row.note ?? "no peer result")")
     }
+    let decided = rows.filter { $0.passes != nil }
+    let byInstructions = decided.filter(\.decidedByInstructions).count
+    let how = "\(byInstructions) decided on instruction counts, \(decided.count - byInstructions) on wall clock"
     if misses.isEmpty {
-        print("check: all \(rows.filter { $0.passes == true }.count) targets met")
+        print("check: all \(decided.count) targets met (\(how))")
     } else {
-        print("check: \(misses.count) target(s) missed:")
+        print("check: \(misses.count) of \(decided.count) target(s) missed (\(how)):")
         for row in misses {
-            let got =
+            let got: String =
                 if case .oursAtMost = row.target { cell(row.ours, row.unit) } else {
-                    row.ratio.map(formatFactor) ?? "?"
+                    (row.decidingRatio.map(formatFactor) ?? "?")
+                        + (row.decidedByInstructions
+                            ? " in instructions (wall clock \(row.ratio.map(formatFactor) ?? "?"))" : "")
                 }
             print("  MISS \(row.workload) \(row.title) vs \(row.peer): \(got), target \(row.target!.text)")
         }

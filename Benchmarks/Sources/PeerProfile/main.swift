@@ -1,15 +1,25 @@
-// The peers' side (OpenCombine, Observation) of the app-shaped workloads W17–W19, for
-// instruction counts beside ProfileTarget's (ours):
+// The peers' side (OpenCombine, Observation, NotificationCenter, a plain property) of PeerBench's
+// workloads, for instruction counts beside ProfileTarget's (ours):
 //
 //   swift build -c release --package-path Benchmarks --product PeerProfile
 //   valgrind --tool=callgrind --toggle-collect='*measured*' --callgrind-out-file=/tmp/cg.W17c \
 //       Benchmarks/.build/release/PeerProfile W17-combine 20
 //
-// The code is the same as PeerBench times (AppWorkloads). Cases: W17-combine [ticks],
-// W17-observation [ticks], W18-combine [count], W18-observation [count], W19-combine,
-// W19-observation, W9-observation (PeerBench's W9 peer: `withObservationTracking` re-armed after
-// each of 1,000 changes), W15-combine (PeerBench's W15 creation peer: 100 batches of 100
-// `$value.map { $0 &* 2 }.assign(to: \.value, on: target)` created and released).
+// W17–W20 run the code PeerBench times (AppWorkloads); the others (Simple.swift) are shaped like
+// PeerBench's loops. Cases (an optional number after the case scales it):
+// - W1-observation, W1-plain [sets]: 1,000,000 sets of an untracked `@Observable` / a plain
+//   stored property through a non-inlined setter;
+// - W2-combine [sets]: 1,000,000 sets of a `@Published` property with one sink;
+// - W3-notification, W3-combine [batches] (the same as W4-…): 100 batches of 100 registrations
+//   created (`*w3measuredCreate*`) and ended (`*w4measuredEnd*`);
+// - W5-combine [ticks]: 5 sends to 10,000 sinks of a `PassthroughSubject`;
+// - W9-observation [changes]: `withObservationTracking` re-armed after each of 1,000 changes;
+// - W14-combine [ticks]: 50 ticks of 1,000 appends to a `@Published` array with one sink;
+// - W15-combine-sets [sets] (`*w15measuredSetsCombine*`): 1,000,000 sets through
+//   `$value.map { $0 &* 2 }.assign(to: \.value, on: target)`; W15-combine [batches]
+//   (`*w15measuredCreateCombine*`): 100 batches of 100 of those created and released;
+// - W17-combine, W17-observation [ticks]; W18-combine, W18-observation [count]; W19-combine,
+//   W19-observation; W20-combine, W20-observation [ticks].
 
 import AppWorkloads
 import OpenCombine
@@ -51,19 +61,24 @@ func w15measuredCreateCombine(_ model: ProfileCombineCounter, _ target: ProfileP
         var count = 0
     }
 
+    /// Registers W9's tracking. Not nested in `measuredW9Apple`: a nested function's symbol
+    /// contains its parent's name, and callgrind's `--toggle-collect='*measured*'` would toggle
+    /// collection off on entering it.
+    @inline(never)
+    func armW9(_ model: ProfileAppleSum, _ fired: ProfileFired) {
+        withObservationTracking {
+            _ = model.sum
+        } onChange: {
+            fired.count &+= 1
+        }
+    }
+
     /// W9's peer: set one of three inputs, `onChange` fires, read the value, re-arm.
     @inline(never)
     func measuredW9Apple(_ model: ProfileAppleSum, changes: Int) -> Int {
         let fired = ProfileFired()
         var total = 0
-        func arm() {
-            withObservationTracking {
-                _ = model.sum
-            } onChange: {
-                fired.count &+= 1
-            }
-        }
-        arm()
+        armW9(model, fired)
         for next in 1...changes {
             switch next % 3 {
             case 0: model.a = next
@@ -73,7 +88,7 @@ func w15measuredCreateCombine(_ model: ProfileCombineCounter, _ target: ProfileP
             precondition(fired.count == 1)
             fired.count = 0
             total &+= model.sum | 1
-            arm()
+            armW9(model, fired)
         }
         return total
     }
@@ -104,6 +119,38 @@ case "w19-combine":
     W19Combine.measuredModelsFirst(&modelsFirst)
     var tokensFirst = W19Combine(models: 10_000)
     W19Combine.measuredTokensFirst(&tokensFirst)
+case "w20-combine":
+    let plan = DerivedPlan(models: 1_000, perTick: 5_000, ticks: argument ?? 200)
+    let state = W20Combine(models: 1_000)
+    state.measuredTicks(plan)
+    if let mismatch = derivedMismatch(state.report, expected: plan.changingSets, side: "OpenCombine") {
+        fatalError(mismatch)
+    }
+    print("sink calls: \(state.report.callbacks)")
+case "w1-plain":
+    let model = PlainValue()
+    w1measuredPlain(model, sets: argument ?? 1_000_000)
+    appBlackHole(model.value)
+case "w2-combine":
+    let model = ProfileCombineCounter()
+    let tally = ProfileTally()
+    let cancellable = model.$value.sink { _ in tally.count &+= 1 }
+    w2measuredCombine(model, sets: argument ?? 1_000_000, tally: tally)
+    withExtendedLifetime(cancellable) {}
+case "w3-notification", "w4-notification":
+    w3w4Notification(batches: argument ?? 100)
+case "w3-combine", "w4-combine":
+    w3w4Combine(batches: argument ?? 100)
+case "w5-combine":
+    w5Combine(ticks: argument ?? 5)
+case "w14-combine":
+    w14Combine(ticks: argument ?? 50)
+case "w15-combine-sets":
+    let model = ProfileCombineCounter()
+    let target = ProfilePlainTarget()
+    let cancellable = model.$value.map { $0 &* 2 }.assign(to: \.value, on: target)
+    w15measuredSetsCombine(model, target, sets: argument ?? 1_000_000)
+    withExtendedLifetime(cancellable) {}
 case "w15-combine":
     w15measuredCreateCombine(ProfileCombineCounter(), ProfilePlainTarget(), batches: argument ?? 100)
 #if canImport(Observation)
@@ -121,12 +168,25 @@ case "w15-combine":
     case "w19-observation":
         var state = W19Apple(models: 10_000)
         W19Apple.measuredModels(&state)
+    case "w20-observation":
+        let plan = DerivedPlan(models: 1_000, perTick: 5_000, ticks: argument ?? 200)
+        let state = W20Apple(models: 1_000)
+        state.measuredTicks(plan)
+        let expected = observationSkipsEqualSets ? plan.changedModels : plan.touchedModels
+        if let mismatch = derivedMismatch(state.report, expected: expected, side: "Observation") {
+            fatalError(mismatch)
+        }
+        print("renders: \(state.report.callbacks)")
+    case "w1-observation":
+        let model = ProfileAppleCounter()
+        w1measuredApple(model, sets: argument ?? 1_000_000)
+        appBlackHole(model.value)
     case "w9-observation":
         print("total: \(measuredW9Apple(ProfileAppleSum(), changes: argument ?? 1_000))")
 #endif
 default:
     let usage =
-        "usage: PeerProfile W17-combine|W17-observation [ticks] | W18-combine|W18-observation [count] | W19-combine|W19-observation | W9-observation [changes] | W15-combine [batches]\n"
+        "usage: PeerProfile W1-observation|W1-plain|W2-combine [sets] | W3-notification|W3-combine [batches] | W5-combine [ticks] | W9-observation [changes] | W14-combine [ticks] | W15-combine-sets [sets] | W15-combine [batches] | W17-combine|W17-observation [ticks] | W18-combine|W18-observation [count] | W19-combine|W19-observation | W20-combine|W20-observation [ticks]\n"
     _ = usage.utf8CString.withUnsafeBufferPointer { write(2, $0.baseAddress, $0.count - 1) }
     exit(64)
 }

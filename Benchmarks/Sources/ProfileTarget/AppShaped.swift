@@ -46,3 +46,15 @@ func r2measured(_ item: OTItem, _ others: [OTItem?]) {
 
 @inline(never)
 func setOwner(_ item: OTItem, _ owner: OTItem?) { item.owner = owner }
+
+/// W20: `ticks` ticks of 5,000 input sets over 1,000 models with a 3-deep computed chain and one
+/// token each (on both inputs and the end of the chain), checked against the plan.
+func w20(ticks: Int) {
+    let plan = DerivedPlan(models: 1_000, perTick: 5_000, ticks: ticks)
+    let state = W20Ours(models: 1_000)
+    state.measuredTicks(plan)
+    if let mismatch = derivedMismatch(state.report, expected: plan.changedModels, side: "ours") {
+        fatalError(mismatch)
+    }
+    print("callbacks: \(state.report.callbacks)")
+}

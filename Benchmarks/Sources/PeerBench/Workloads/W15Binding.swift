@@ -50,11 +50,17 @@ func runW15(_ settings: Settings) -> [Row] {
         Row(
             workload: "W15", title: title, ours: oursNs, peer: "OpenCombine `$value.map(…).assign(to:on:)`",
             peerValue: combineNs, target: .ratioAtLeast(10),
-            note: "per set; ours coalesces into 1 push per tick, `assign` is synchronous and writes on every set"),
+            note: "per set; ours coalesces into 1 push per tick, `assign` is synchronous and writes on every set",
+            counted: CountPair(
+                ours: .ours("W15", function: "*w15measuredSets*", operations: 1_000_000),
+                peer: .peer("W15-combine-sets", "100000", function: "*w15measuredSetsCombine*", operations: 100_000))),
         Row(
             workload: "W15", title: "create a binding with `map` (writes the current value)", ours: creation.ours,
             peer: "OpenCombine `$value.map(…).assign(to:on:)`", peerValue: creation.combine,
-            target: .ratioAtLeast(3), note: "batches of 100, then released (release not timed)"),
+            target: .ratioAtLeast(3), note: "batches of 100, then released (release not timed)",
+            counted: CountPair(
+                ours: .ours("W15", function: "*w15measuredCreate*", operations: 10_000),
+                peer: .peer("W15-combine", function: "*w15measuredCreateCombine*", operations: 10_000))),
     ]
 }
 

@@ -63,11 +63,19 @@ func runW17(_ settings: Settings) -> [Row] {
         Row(
             workload: "W17", title: title, ours: oursNs, peer: "OpenCombine `@Published` + `sink`",
             peerValue: combineNs,
-            target: .ratioAtLeast(5), note: "ns per set, delivery included; " + counts),
+            target: .ratioAtLeast(5), note: "ns per set, delivery included; " + counts,
+            counted: appCounts("W17", peer: "W17-combine")),
         Row(
             workload: "W17", title: title, ours: oursNs, peer: "Observation, re-armed per tick", peerValue: appleNs,
-            target: .ratioAtLeast(5), note: appleNs == nil ? appleUnavailable : nil),
+            target: .ratioAtLeast(5), note: appleNs == nil ? appleUnavailable : nil,
+            counted: appCounts("W17", peer: "W17-observation")),
     ]
+}
+
+/// The counted sides of W17 or W20: 4 ticks of 5,000 sets (20,000 sets; PeerBench times 200
+/// ticks), ours in `ProfileTarget`, the peer's in `PeerProfile` `peer`.
+func appCounts(_ workload: String, peer: String) -> CountPair {
+    CountPair(ours: .ours(workload, "4", operations: 20_000), peer: .peer(peer, "4", operations: 20_000))
 }
 
 /// W18: one token per object across 100,000 fresh objects: create the token, set the object
@@ -110,10 +118,16 @@ func runW18(_ settings: Settings) -> [Row] {
         Row(
             workload: "W18", title: title, ours: oursNs, peer: "OpenCombine `@Published` + `sink`",
             peerValue: combineNs,
-            note: "ns per object: token created, one set, delivered, token ended"),
+            note: "ns per object: token created, one set, delivered, token ended",
+            counted: CountPair(
+                ours: .ours("W18", "20000", operations: 20_000),
+                peer: .peer("W18-combine", "20000", operations: 20_000))),
         Row(
             workload: "W18", title: title, ours: oursNs, peer: "Observation (no end step)", peerValue: appleNs,
-            note: appleNs == nil ? appleUnavailable : nil),
+            note: appleNs == nil ? appleUnavailable : nil,
+            counted: CountPair(
+                ours: .ours("W18", "20000", operations: 20_000),
+                peer: .peer("W18-observation", "20000", operations: 20_000))),
     ]
 }
 
@@ -153,13 +167,22 @@ func runW19(_ settings: Settings) -> [Row] {
     return [
         Row(
             workload: "W19", title: first, ours: oursModelsFirst, peer: "OpenCombine (models, then cancellables)",
-            peerValue: combineModelsFirst, note: "ns per model, both releases timed"),
+            peerValue: combineModelsFirst, note: "ns per model, both releases timed",
+            counted: CountPair(
+                ours: .ours("W19", function: "*measuredModelsFirst*", operations: 10_000),
+                peer: .peer("W19-combine", function: "*measuredModelsFirst*", operations: 10_000))),
         Row(
             workload: "W19", title: first, ours: oursModelsFirst,
             peer: "Observation (models; registrations die with them)",
-            peerValue: appleNs, note: appleNs == nil ? appleUnavailable : nil),
+            peerValue: appleNs, note: appleNs == nil ? appleUnavailable : nil,
+            counted: CountPair(
+                ours: .ours("W19", function: "*measuredModelsFirst*", operations: 10_000),
+                peer: .peer("W19-observation", function: "*measuredModels*", operations: 10_000))),
         Row(
             workload: "W19", title: second, ours: oursTokensFirst, peer: "OpenCombine (cancellables, then models)",
-            peerValue: combineTokensFirst),
+            peerValue: combineTokensFirst,
+            counted: CountPair(
+                ours: .ours("W19", function: "*measuredTokensFirst*", operations: 10_000),
+                peer: .peer("W19-combine", function: "*measuredTokensFirst*", operations: 10_000))),
     ]
 }

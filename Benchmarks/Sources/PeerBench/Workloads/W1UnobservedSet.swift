@@ -41,11 +41,15 @@ func runW1(_ settings: Settings) -> [Row] {
     return [
         Row(
             workload: "W1", title: title, ours: oursNs, peer: "Observation `@Observable`, untracked",
-            peerValue: appleNs, target: .ratioAtLeast(10), note: appleNs == nil ? appleUnavailable : nil),
+            peerValue: appleNs, target: .ratioAtLeast(10), note: appleNs == nil ? appleUnavailable : nil,
+            counted: CountPair(
+                ours: .ours("W1", operations: 1_000_000), peer: .peer("W1-observation", operations: 1_000_000))),
         Row(
             workload: "W1", title: title, ours: oursNs, peer: "plain stored property", peerValue: plainNs,
             target: .ratioAtLeast(1.0 / 3.0),
-            note: "≤ 3× a plain store means ratio ≥ 0.33×; " + floorNote),
+            note: "≤ 3× a plain store means ratio ≥ 0.33×; " + floorNote,
+            counted: CountPair(
+                ours: .ours("W1", operations: 1_000_000), peer: .peer("W1-plain", operations: 1_000_000))),
         Row(
             workload: "W1", title: title, ours: oursNs, peer: "OpenCombine `@Published`, no subscriber",
             peerValue: publishedNs),

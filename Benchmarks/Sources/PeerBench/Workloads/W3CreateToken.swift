@@ -24,16 +24,26 @@ func runW3(_ settings: Settings) -> [Row] {
     return [
         Row(
             workload: "W3", title: title, ours: costs.ours.create, peer: "NotificationCenter `addObserver`",
-            peerValue: costs.notification.create, target: .ratioAtLeast(2.5)),
+            peerValue: costs.notification.create, target: .ratioAtLeast(2.5),
+            counted: createEndCounts(peer: "W3-notification", function: "*w3measuredCreate*")),
         Row(
             workload: "W3", title: title, ours: costs.ours.create, peer: "OpenCombine `$value.sink`",
             peerValue: costs.combine.create, target: .ratioAtLeast(15),
-            note: "the sink also receives the current value on subscription"),
+            note: "the sink also receives the current value on subscription",
+            counted: createEndCounts(peer: "W3-combine", function: "*w3measuredCreate*")),
         Row(
             workload: "W3", title: title, ours: costs.ours.create, peer: "Observation `withObservationTracking`",
             peerValue: apple,
             note: apple == nil ? appleUnavailable : "one-shot registration, not a token: it can't be cancelled"),
     ]
+}
+
+/// W3's and W4's counted sides: 100 batches of 100 registrations, created (`*w3measuredCreate*`)
+/// or ended (`*w4measuredEnd*`), in `ProfileTarget W3` and the peer's `PeerProfile` case.
+func createEndCounts(peer: String, function: String) -> CountPair {
+    CountPair(
+        ours: .ours("W3", function: function, operations: 10_000),
+        peer: .peer(peer, function: function, operations: 10_000))
 }
 
 /// Registrations created per batch in W3 and W4 (and W6), then ended.

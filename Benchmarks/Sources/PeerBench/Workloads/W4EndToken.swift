@@ -13,9 +13,11 @@ func runW4(_ settings: Settings) -> [Row] {
     return [
         Row(
             workload: "W4", title: title, ours: costs.ours.end, peer: "NotificationCenter `removeObserver`",
-            peerValue: costs.notification.end, target: .ratioAtLeast(3)),
+            peerValue: costs.notification.end, target: .ratioAtLeast(3),
+            counted: createEndCounts(peer: "W3-notification", function: "*w4measuredEnd*")),
         Row(
             workload: "W4", title: title, ours: costs.ours.end, peer: "OpenCombine `AnyCancellable` released",
-            peerValue: costs.combine.end, target: .ratioAtLeast(10)),
+            peerValue: costs.combine.end, target: .ratioAtLeast(10),
+            counted: createEndCounts(peer: "W3-combine", function: "*w4measuredEnd*")),
     ]
 }

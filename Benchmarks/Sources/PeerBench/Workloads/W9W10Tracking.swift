@@ -103,7 +103,8 @@ func runW9(_ settings: Settings) -> [Row] {
     return [
         Row(
             workload: "W9", title: title, ours: oursNs, peer: "Observation, re-armed per change", peerValue: appleNs,
-            target: .ratioAtLeast(5), note: appleNs == nil ? appleUnavailable : nil),
+            target: .ratioAtLeast(5), note: appleNs == nil ? appleUnavailable : nil,
+            counted: CountPair(ours: .ours("W9", operations: 1_000), peer: .peer("W9-observation", operations: 1_000))),
         Row(
             workload: "W9", title: title, ours: oursNs, peer: "`Observations`, one change awaited at a time",
             peerValue: observationsNs,
@@ -206,7 +207,8 @@ func runW10(_ settings: Settings) -> [Row] {
         Row(
             workload: "W10", title: title, ours: trackedNs, peer: "the same path as a `KeyPathChain` (W8's way)",
             peerValue: chainNs, ratioKind: .oursOverPeer, target: .ratioAtMost(2),
-            note: "ratio = tracked / chain (lower is better)"),
+            note: "ratio = tracked / chain (lower is better)",
+            counted: CountPair(ours: .ours("W10", operations: 20_000), peer: .ours("W10CHAIN", operations: 20_000))),
         Row(
             workload: "W10", title: title, ours: closureNs, peer: "the same path as a `KeyPathChain` (W8's way)",
             peerValue: chainNs, ratioKind: .oursOverPeer,
