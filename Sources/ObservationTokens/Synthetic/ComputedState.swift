@@ -44,10 +44,6 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedSta
         /// The owner's registry, known from the first computation (the registry never retains
         /// its owner; `weakOwner` gives it back while it lives).
         var registry: Registry?
-        /// The key path the property's getter names itself with (`\Person.fullName`), remembered
-        /// from the first read: `invalidate(\.fullName)` and `isValid(_:)` find the property by
-        /// it without reading it.
-        var wrappedKeyPath: AnyKeyPath?
         /// A release build reports a cycle once.
         var reportedCycle = false
     }
@@ -91,15 +87,15 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedSta
 
     var isValid: Bool { withLock { $0.isValid } }
 
-    var wrappedKeyPath: AnyKeyPath? { withLock { $0.wrappedKeyPath } }
-
     /// Whether a computation ever cached a value (a never-read property has nothing to drop).
     var hasValue: Bool { withLock { $0.value != nil } }
 
-    func value(of owner: ObservableModelBase) -> Any { read(unsafeDowncast(owner, to: Model.self), keyPath: nil) }
+    func value(of owner: ObservableModelBase) -> Any { read(unsafeDowncast(owner, to: Model.self)) }
 
     func currentVersion(of owner: ObservableModelBase) -> UInt64 {
-        readVersioned(unsafeDowncast(owner, to: Model.self), keyPath: nil).version
+        var version: UInt64 = 0
+        _ = readVersioned(unsafeDowncast(owner, to: Model.self), version: &version)
+        return version
     }
 
     func value(ofVersion version: UInt64) -> Any? {
@@ -133,16 +129,17 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedSta
         if PublishedWords.covers(Value.self) { published.publish(value) }
     }
 
-    /// The getter's slow path: the cached value if valid; otherwise a computation. `keyPath`
-    /// is the property's own key path, remembered on first use.
+    /// The getter's slow path: the cached value if valid; otherwise a computation.
     @usableFromInline
-    func read(_ owner: Model, keyPath: AnyKeyPath?) -> Value {
-        readVersioned(owner, keyPath: keyPath).value
+    func read(_ owner: Model) -> Value {
+        var version: UInt64 = 0
+        return readVersioned(owner, version: &version)
     }
 
-    /// `read`, with the version of the value returned (0 when that value was overtaken by a
-    /// newer one before it could be cached).
-    func readVersioned(_ owner: Model, keyPath: AnyKeyPath?) -> (value: Value, version: UInt64) {
+    /// `read`, also setting `version` to the version of the value returned (0 when that value
+    /// was overtaken by a newer one before it could be cached). No tuples of `Value`: in this
+    /// unspecialized code each one costs a metadata lookup.
+    func readVersioned(_ owner: Model, version: inout UInt64) -> Value {
         var tokenRead = false
         if _accessCaptureCount.load(ordering: .relaxed) != 0 {
             // A computed property reading this one depends on its invalidations; anyone else
@@ -150,32 +147,37 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedSta
             tokenRead = !SyntheticFrame.isComputing
             _recordObservedAccess(owner, serial: tokenRead ? serial : invalidationSerial, valueType: Value.self)
             if SyntheticFrame.isProbing {
-                if let stale = withLock({ $0.value }) { return (stale, 0) }
+                version = 0
+                if let stale = withLock({ $0.value }) { return stale }
                 // Never computed: nothing depends on it, so there is nothing to invalidate;
                 // a value that is cheap to make up avoids computing just to find the property.
-                if let placeholder = EmptyValue.make(Value.self) { return (placeholder, 0) }
+                if let placeholder = EmptyValue.make(Value.self) { return placeholder }
             }
         }
-        let (cached, version, generation) = withLock { cache -> (Value?, UInt64, UInt64) in
-            if cache.wrappedKeyPath == nil, let keyPath { cache.wrappedKeyPath = keyPath }
-            if cache.isValid, let value = cache.value { return (value, cache.version, cache.generation) }
+        var generation: UInt64 = 0
+        let cached = withLock { cache -> Value? in
+            generation = cache.generation
+            if cache.isValid, let value = cache.value {
+                version = cache.version
+                return value
+            }
             cache.computing += 1
-            return (nil, 0, cache.generation)
+            return nil
         }
-        let result: (value: Value, version: UInt64) = cached.map { ($0, version) } ?? recompute(owner, generation: generation)
+        let value = cached ?? recompute(owner, generation: generation, version: &version)
         // A tracking read (a token's evaluation) notes the version it saw, for its edge here.
-        if tokenRead { AccessCapture.noteVersion(result.version, serial: serial) }
-        return result
+        if tokenRead { AccessCapture.noteVersion(version, serial: serial) }
+        return value
     }
 
-    private func recompute(_ owner: Model, generation: UInt64) -> (value: Value, version: UInt64) {
+    private func recompute(_ owner: Model, generation: UInt64, version: inout UInt64) -> Value {
         let isFirst = withLock { cache -> Bool in
             guard cache.registry == nil else { return false }
             cache.registry = owner.registry
             return true
         }
         if isFirst { owner.registry.registerComputed(self) }
-        if SyntheticFrame.contains(self) { return cycleValue(owner) }
+        if SyntheticFrame.contains(self) { return cycleValue(owner, version: &version) }
         // Created for `@Lazy` too: an object it was loaded from may deinitialize.
         let dependencies = withLock { cache -> SyntheticDependencies in
             if let existing = cache.dependencies { return existing }
@@ -208,7 +210,8 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedSta
             dependencies.rewire(to: Array(scratch.pointee.accesses.prefix(declaredCount)))
         }
         scratch.pointee.accesses.removeAll()
-        return store(value, generation: generation)
+        version = store(value, generation: generation)
+        return value
     }
 
     /// A read of this property from inside its own computation (a cycle between computed
@@ -216,59 +219,77 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedSta
     /// build logs once and returns the last cached value, or else the type's empty value
     /// (`nil`, `0`, `false`, `""`, `[]`, …). A type with neither has no value to give: that one
     /// case traps in a release build too.
-    private func cycleValue(_ owner: Model) -> (value: Value, version: UInt64) {
+    private func cycleValue(_ owner: Model, version: inout UInt64) -> Value {
         let name = SyntheticFields.name(of: self, in: owner)
         let message =
             "@Computed \(name) reads itself through its own computation (a cycle between computed properties): break the cycle"
         _reportMisuse(message)  // a debug build stops here
-        let (stale, version, firstReport) = withLock { cache -> (Value?, UInt64, Bool) in
+        var firstReport = false
+        var staleVersion: UInt64 = 0
+        let stale = withLock { cache -> Value? in
             cache.computing -= 1
-            defer { cache.reportedCycle = true }
-            return (cache.value, cache.version, !cache.reportedCycle)
+            firstReport = !cache.reportedCycle
+            cache.reportedCycle = true
+            staleVersion = cache.version
+            return cache.value
         }
         if firstReport { _logMisuse(message + "; returning \(stale == nil ? "an empty value" : "the last value")") }
-        if let stale { return (stale, version) }
-        if let empty = EmptyValue.make(Value.self) { return (empty, 0) }
+        version = stale == nil ? 0 : staleVersion
+        if let stale { return stale }
+        if let empty = EmptyValue.make(Value.self) { return empty }
         preconditionFailure("@Computed \(name) is part of a cycle and has no value yet: break the cycle")
     }
 
     /// Caches a computed value; valid unless invalidated since `generation`. A computation
     /// that was invalidated while it ran never replaces a valid value: a later computation
-    /// (started after the invalidation) cached it, and it is newer.
+    /// (started after the invalidation) cached it, and it is newer. Returns the value's version
+    /// (0 when it was overtaken and not cached).
     ///
-    /// The value is compared with the current one and the earlier ones tokens still hold
-    /// outside the lock (`==` is user code), and committed only if no other store came in
-    /// between (else compared again).
-    private func store(_ value: Value, generation: UInt64) -> (value: Value, version: UInt64) {
+    /// The value is compared with the current one (and with the earlier ones tokens still hold,
+    /// if any) outside the lock — `==` is user code — and committed only if no other store came
+    /// in between (else compared again).
+    private func store(_ value: Value, generation: UInt64) -> UInt64 {
         while true {
-            let snapshot = withLock { cache -> (current: Value?, version: UInt64, history: [(UInt64, Value)], stores: UInt64)? in
+            var overtaken = false
+            var version: UInt64 = 0
+            var stores: UInt64 = 0
+            var history: [(version: UInt64, value: Value)] = []
+            let current = withLock { cache -> Value? in
                 if cache.generation != generation && cache.isValid {
                     cache.computing -= 1
+                    overtaken = true
                     return nil
                 }
-                return (cache.value, cache.version, cache.history, cache.stores)
+                version = cache.version
+                stores = cache.stores
+                if !cache.history.isEmpty { history = cache.history }
+                return cache.value
             }
             // Overtaken: the newer valid value stays; this one goes back to its reader alone.
-            guard let snapshot else { return (value, 0) }
-            var reused: UInt64?
-            if let current = snapshot.current, snapshot.version != 0, _valuesAreIdentical(current, value) {
-                reused = snapshot.version
-            } else if let earlier = snapshot.history.first(where: { _valuesAreIdentical($0.1, value) }) {
-                reused = earlier.0
+            if overtaken { return 0 }
+            var reused: UInt64 = 0
+            if version != 0, let current, _valuesAreIdentical(current, value) {
+                reused = version
+            } else {
+                for earlier in history where _valuesAreIdentical(earlier.value, value) {
+                    reused = earlier.version
+                    break
+                }
             }
-            let committed = withLock { cache -> (done: Bool, version: UInt64, released: Value?) in
-                guard cache.stores == snapshot.stores else { return (false, 0, nil) }
+            var committed = false
+            var prunes = false
+            let released = withLock { cache -> Value? in
+                guard cache.stores == stores else { return nil }
+                committed = true
                 cache.stores &+= 1
                 cache.computing -= 1
                 var released = cache.value
-                if let reused, reused == cache.version {
-                    // Equal to the current value: same version (the new instance is kept).
-                } else {
+                if reused == 0 || reused != cache.version {
                     if let old = cache.value, cache.version != 0 {
                         cache.history.append((cache.version, old))
                         released = nil
                     }
-                    if let reused, let index = cache.history.firstIndex(where: { $0.version == reused }) {
+                    if reused != 0, let index = cache.history.firstIndex(where: { $0.version == reused }) {
                         released = cache.history.remove(at: index).value
                         cache.version = reused
                     } else {
@@ -276,17 +297,20 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedSta
                         cache.nextVersion &+= 1
                     }
                 }
+                version = cache.version
                 cache.value = value
                 if cache.generation == generation {
                     cache.isValid = true
                     publish(value)
                 }
-                return (true, cache.version, released)
+                prunes = !cache.history.isEmpty
+                return released
             }
-            withExtendedLifetime(committed.released) {}  // user values released outside the lock
-            if committed.done {
-                pruneHistory()
-                return (value, committed.version)
+            withExtendedLifetime(released) {}  // user values released outside the lock
+            withExtendedLifetime(history) {}
+            if committed {
+                if prunes { pruneHistory() }
+                return version
             }
         }
     }
@@ -294,8 +318,10 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedSta
     /// Drops the earlier values no token holds any more (normally each goes as its last holder
     /// moves on; this catches those whose holders ended instead).
     private func pruneHistory() {
-        let (registry, held) = withLock { cache -> (Registry?, [UInt64]) in
-            (cache.registry, cache.history.map(\.version))
+        var held: [UInt64] = []
+        let registry = withLock { cache -> Registry? in
+            for earlier in cache.history { held.append(earlier.version) }
+            return cache.registry
         }
         guard !held.isEmpty, let registry else { return }
         let unheld = held.filter { !registry.isSeen(serial: serial, version: $0) }

@@ -47,7 +47,7 @@ public struct Hybrid<Model: ObservableModelBase, Value> {
         wrapped wrappedKeyPath: ReferenceWritableKeyPath<Model, Value>,
         storage storageKeyPath: ReferenceWritableKeyPath<Model, Self>
     ) -> Value {
-        get { _readSynthetic(Unmanaged.passUnretained(object[keyPath: storageKeyPath].stateObject), object, wrappedKeyPath) }
+        get { _readSynthetic(Unmanaged.passUnretained(object[keyPath: storageKeyPath].stateObject), object) }
         set { _setSynthetic(object[keyPath: storageKeyPath].stateObject, newValue, object) }
     }
 }

@@ -44,7 +44,7 @@ public struct Lazy<Model: ObservableModelBase, Value> {
         wrapped wrappedKeyPath: KeyPath<Model, Value>,
         storage storageKeyPath: ReferenceWritableKeyPath<Model, Self>
     ) -> Value {
-        _readSynthetic(Unmanaged.passUnretained(object[keyPath: storageKeyPath].stateObject), object, wrappedKeyPath)
+        _readSynthetic(Unmanaged.passUnretained(object[keyPath: storageKeyPath].stateObject), object)
     }
 }
 

@@ -9,9 +9,10 @@ extension ModelObserving where Self: ObservableModelBase {
     /// person.invalidate(\.fullName)
     /// ```
     ///
-    /// - Parameter keyPath: The property. It is found by the key path its getter names itself
-    ///   with, remembered at its first read; it is read (in a mode that returns any cached
-    ///   value without computing) only when that key path differs, as a subclass's does.
+    /// - Parameter keyPath: The property. It is found by reading it in a mode where computed
+    ///   properties return their cached value without computing, and one never computed returns
+    ///   an empty value of its type (`nil`, `0`, `""`, `[]`, …) — a type with no such value is
+    ///   computed once, the only case where this call computes anything.
     /// - Complexity: O(*f*) in the object's stored properties, plus O(1) per invalidated property.
     public func invalidate<Value>(_ keyPath: KeyPath<Self, Value>) {
         invalidate([keyPath])
@@ -46,14 +47,14 @@ extension ModelObserving where Self: ObservableModelBase {
         return _syntheticState(for: keyPath, among: fields)?.isValid ?? false
     }
 
-    /// Which synthetic state `keyPath` names: by the key path each getter remembered at its first
-    /// read, without reading anything; failing that (a subclass's key path for a property
-    /// declared above it), by a probing read that returns cached values without computing. A
-    /// state never read has nothing cached, so there is nothing to find.
+    /// Which synthetic state `keyPath` names, found by a probing read: computed getters return
+    /// their cached value, valid or not, without computing; one never computed returns its
+    /// type's empty value instead (`EmptyValue`) — or, for a type with none, computes once. An
+    /// object none of whose synthetic properties ever computed has nothing to find: nothing is
+    /// read at all.
     private func _syntheticState(
         for keyPath: AnyKeyPath, among fields: [SyntheticFields.Field]
     ) -> (any SyntheticStateProtocol)? {
-        if let named = fields.first(where: { $0.state.wrappedKeyPath == keyPath }) { return named.state }
         guard fields.contains(where: { $0.state.hasValue }), let partial = keyPath as? PartialKeyPath<Self> else {
             return nil
         }

@@ -9,8 +9,6 @@ protocol SyntheticStateProtocol: AnyObject {
     var hasDependencies: Bool { get }
     /// Whether a computation ever cached a value.
     var hasValue: Bool { get }
-    /// The key path the property's getter names itself with, once it has been read.
-    var wrappedKeyPath: AnyKeyPath? { get }
     /// Marks the value invalid and tells its dependants and tokens (see `ComputedState`).
     func invalidate(owner: ObservableModelBase, inDeinit: Bool)
     func forceValid()
@@ -37,15 +35,13 @@ protocol SyntheticStateProtocol: AnyObject {
 /// caller keeps alive for the whole read, and is never replaced after the object's
 /// initialization. Not retaining it keeps a valid read free of reference counting.
 @inlinable @inline(__always)
-func _readSynthetic<Model: ObservableModelBase, Value>(
-    _ state: Unmanaged<AnyObject>, _ object: Model, _ keyPath: KeyPath<Model, Value>
-) -> Value {
+func _readSynthetic<Model: ObservableModelBase, Value>(_ state: Unmanaged<AnyObject>, _ object: Model) -> Value {
     state._withUnsafeGuaranteedRef { state in
         let state = unsafeDowncast(state, to: ComputedState<Model, Value>.self)
         if state.captureCount.pointee.load(ordering: .relaxed) == 0, let cached = state.cachedIfValid() {
             return cached
         }
-        return state.read(object, keyPath: keyPath)
+        return state.read(object)
     }
 }
 
