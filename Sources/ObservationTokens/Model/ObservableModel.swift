@@ -218,11 +218,16 @@ open class ObservableModelBase {
         // values this change invalidates (their dependencies' subscriptions), so that every
         // callback after them reads final values; then the tokens.
         guard let immediate else { return }
-        if immediate.allSatisfy(\.comparesComputedValues) {
-            for subscription in immediate { subscription.propertyDidChange(changedObject: self, oldValue: oldValue) }
+        var invalidates = false
+        for subscription in immediate where !subscription.comparesComputedValues {
+            invalidates = true
+            break
+        }
+        if invalidates {
+            _tellInvalidatingFirst(immediate, oldValue: oldValue)
             return
         }
-        _tellInvalidatingFirst(immediate, oldValue: oldValue)
+        for subscription in immediate { subscription.propertyDidChange(changedObject: self, oldValue: oldValue) }
     }
 
     /// `.immediate` work of a set that invalidates computed values: those first, the tokens

@@ -1,5 +1,39 @@
 import Synchronization
 
+/// What a computed state keeps under its lock besides the value: validity, counts and versions.
+/// Not generic, so that the state's (unspecialized) code takes its lock without looking up the
+/// metadata of a generic type each time.
+@usableFromInline
+struct ComputedBookkeeping {
+    /// Whether `ComputedState.storage` holds a value (valid or not).
+    @usableFromInline var hasValue = false
+    @usableFromInline var isValid = false
+    var generation: UInt64 = 0
+    /// Computations running now (started by reads that found the value invalid). While one
+    /// runs, an invalidation tells dependants even though no valid value is cached: the running
+    /// computation's result may already be on its way into one of theirs.
+    var computing = 0
+    /// The version of the stored value (0: none yet).
+    var version: UInt64 = 0
+    var nextVersion: UInt64 = 1
+    /// The versions of the earlier values tokens may still hold (`ComputedState.history`), in
+    /// the same order.
+    var historyVersions: [UInt64] = []
+    /// Counts stores: a store that compared outside the lock commits only if none came in
+    /// between.
+    var stores: UInt64 = 0
+    /// The subscription on the dependencies, created by the first computation.
+    var dependencies: SyntheticDependencies?
+    /// The owner's registry, known from the first computation (the registry never retains its
+    /// owner; `weakOwner` gives it back while it lives).
+    var registry: Registry?
+    /// The tracking buffer computations reuse, and whether one is using it.
+    var scratch: UnsafeMutablePointer<TrackingScratch>?
+    var scratchBusy = false
+    /// A release build reports a cycle once.
+    var reportedCycle = false
+}
+
 /// The state of one `@Computed` storage: the cached value, whether it is valid, the version
 /// tokens compare with, and the subscription that watches what the last computation read.
 ///
@@ -12,41 +46,23 @@ import Synchronization
 /// delivery brings the value up to date and compares versions. A new value equal to the current
 /// one keeps its version, and one equal to an earlier value that a token still holds gets that
 /// earlier version back (`history`), so "changed" always means "differs from what this token
-/// saw", even after a change and a change back.
+/// saw", even after a change and a change back. Earlier values are kept only while some token
+/// watches the property.
+///
+/// The value lives in raw storage beside the lock's bookkeeping, not in an `Optional<Value>`:
+/// this code runs unspecialized (it is reached through the getter's slow path and through
+/// deliveries), where every use of a generic type built from `Value` is a metadata lookup.
 ///
 /// `@usableFromInline`, with the valid-value read inlinable: a getter reads a valid cached
 /// value with the lock taken in the caller's module, specialized for `Value`.
 @usableFromInline
-final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedState.Cache>, SyntheticStateProtocol,
+final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedBookkeeping>, SyntheticStateProtocol,
     @unchecked Sendable
-{  // see Locked; `compute` is the user's @Sendable closure
-    @usableFromInline
-    struct Cache {
-        /// The last computed value, valid or not; nil before the first computation.
-        @usableFromInline var value: Value?
-        @usableFromInline var isValid = false
-        var generation: UInt64 = 0
-        /// Computations running now (started by reads that found the value invalid). While
-        /// one runs, an invalidation tells dependants even though no valid value is cached:
-        /// the running computation's result may already be on its way into one of theirs.
-        var computing = 0
-        /// The version of `value` (0: none yet).
-        var version: UInt64 = 0
-        var nextVersion: UInt64 = 1
-        /// Earlier values that tokens may still hold, with their versions; an entry goes when
-        /// its last holder moves on (`Registry.swapSeen`).
-        var history: [(version: UInt64, value: Value)] = []
-        /// Counts stores: a store that compared outside the lock commits only if none came in
-        /// between.
-        var stores: UInt64 = 0
-        /// The subscription on the dependencies, created by the first computation.
-        var dependencies: SyntheticDependencies?
-        /// The owner's registry, known from the first computation (the registry never retains
-        /// its owner; `weakOwner` gives it back while it lives).
-        var registry: Registry?
-        /// A release build reports a cycle once.
-        var reportedCycle = false
-    }
+{  // see Locked; `compute` is the user's @Sendable closure; `storage` and `history` are guarded by the lock
+    /// The last computed value when `hasValue`; guarded by the lock.
+    @usableFromInline let storage = UnsafeMutablePointer<Value>.allocate(capacity: 1)
+    /// Earlier values tokens may still hold (see `historyVersions`); guarded by the lock.
+    @exclusivity(unchecked) private var history: [Value] = []
 
     /// The serial tokens observe (like an `@Observed` storage's), tagged `Registry.computedTag`.
     let serial: UInt64
@@ -56,7 +72,7 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedSta
     /// False for `@Lazy`: what the computation reads is not a dependency.
     let tracksDependencies: Bool
     /// The valid value for lock-free reads, when `Value` is plain bits of at most 32 bytes;
-    /// changed only under the lock, with `Cache.value` and `Cache.isValid`.
+    /// changed only under the lock, with `storage` and `isValid`.
     @usableFromInline let published = PublishedWords()
     /// `_accessCaptureCount`, reached from the state the getter has loaded.
     @usableFromInline let captureCount = accessCaptureCountAddress
@@ -76,19 +92,22 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedSta
         serial = base | Registry.computedTag
         invalidationSerial = base + 1
         self.compute = compute
-        super.init(state: Cache())
+        super.init(state: ComputedBookkeeping())
     }
 
     deinit {
         // Runs as the owner's storage is destroyed: detach from the other objects read.
-        let dependencies = withLock { $0.dependencies.take() }
+        let dependencies = state.dependencies.take()
         dependencies?.endAll()
+        if state.hasValue { storage.deinitialize(count: 1) }
+        storage.deallocate()
+        if let scratch = state.scratch { TrackingScratch.free(scratch) }
     }
 
     var isValid: Bool { withLock { $0.isValid } }
 
     /// Whether a computation ever cached a value (a never-read property has nothing to drop).
-    var hasValue: Bool { withLock { $0.value != nil } }
+    var hasValue: Bool { withLock { $0.hasValue } }
 
     func value(of owner: ObservableModelBase) -> Any { read(unsafeDowncast(owner, to: Model.self)) }
 
@@ -99,19 +118,34 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedSta
     }
 
     func value(ofVersion version: UInt64) -> Any? {
-        withLock { cache -> Value? in
-            if cache.version == version { return cache.value }
-            return cache.history.first { $0.version == version }?.value
+        withUnsafeTemporaryAllocation(of: Value.self, capacity: 1) { buffer -> Any? in
+            let slot = buffer.baseAddress!
+            let found = withLock { book -> Bool in
+                if book.hasValue, book.version == version {
+                    slot.initialize(to: storage.pointee)
+                    return true
+                }
+                guard let index = book.historyVersions.firstIndex(of: version) else { return false }
+                slot.initialize(to: history[index])
+                return true
+            }
+            return found ? slot.move() : nil
         }
     }
 
     func dropVersion(_ version: UInt64) {
-        let dropped = withLock { cache -> Value? in
-            guard version != cache.version, let index = cache.history.firstIndex(where: { $0.version == version })
-            else { return nil }
-            return cache.history.remove(at: index).value
+        withUnsafeTemporaryAllocation(of: Value.self, capacity: 1) { buffer in
+            let slot = buffer.baseAddress!
+            let dropped = withLock { book -> Bool in
+                guard version != book.version, let index = book.historyVersions.firstIndex(of: version) else {
+                    return false
+                }
+                book.historyVersions.remove(at: index)
+                slot.initialize(to: history.remove(at: index))
+                return true
+            }
+            if dropped { slot.deinitialize(count: 1) }  // user values released outside the lock
         }
-        withExtendedLifetime(dropped) {}  // user values released outside the lock
     }
 
     // MARK: Reading
@@ -121,7 +155,7 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedSta
     @inlinable @inline(__always)
     final func cachedIfValid() -> Value? {
         if PublishedWords.covers(Value.self) { return published.valid(as: Value.self) }
-        return withLock { cache in cache.isValid ? cache.value : nil }
+        return withLock { book in book.isValid && book.hasValue ? storage.pointee : nil }
     }
 
     /// Marks `value` valid for lock-free readers too. Call under the lock.
@@ -137,8 +171,7 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedSta
     }
 
     /// `read`, also setting `version` to the version of the value returned (0 when that value
-    /// was overtaken by a newer one before it could be cached). No tuples of `Value`: in this
-    /// unspecialized code each one costs a metadata lookup.
+    /// was overtaken by a newer one before it could be cached).
     func readVersioned(_ owner: Model, version: inout UInt64) -> Value {
         var tokenRead = false
         if _accessCaptureCount.load(ordering: .relaxed) != 0 {
@@ -146,48 +179,82 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedSta
             // (tokens, tracking closures) on its value.
             tokenRead = !SyntheticFrame.isComputing
             _recordObservedAccess(owner, serial: tokenRead ? serial : invalidationSerial, valueType: Value.self)
-            if SyntheticFrame.isProbing {
+            if SyntheticFrame.isProbing, let probed = probedValue() {
                 version = 0
-                if let stale = withLock({ $0.value }) { return stale }
-                // Never computed: nothing depends on it, so there is nothing to invalidate;
-                // a value that is cheap to make up avoids computing just to find the property.
-                if let placeholder = EmptyValue.make(Value.self) { return placeholder }
+                return probed
             }
         }
         var generation: UInt64 = 0
-        let cached = withLock { cache -> Value? in
-            generation = cache.generation
-            if cache.isValid, let value = cache.value {
-                version = cache.version
-                return value
+        let value = withUnsafeTemporaryAllocation(of: Value.self, capacity: 1) { buffer -> Value in
+            let slot = buffer.baseAddress!
+            let isValid = withLock { book -> Bool in
+                generation = book.generation
+                if book.isValid, book.hasValue {
+                    version = book.version
+                    slot.initialize(to: storage.pointee)
+                    return true
+                }
+                book.computing += 1
+                return false
             }
-            cache.computing += 1
-            return nil
+            if isValid { return slot.move() }
+            return recompute(owner, generation: generation, version: &version)
         }
-        let value = cached ?? recompute(owner, generation: generation, version: &version)
         // A tracking read (a token's evaluation) notes the version it saw, for its edge here.
         if tokenRead { AccessCapture.noteVersion(version, serial: serial) }
         return value
     }
 
-    private func recompute(_ owner: Model, generation: UInt64, version: inout UInt64) -> Value {
-        let isFirst = withLock { cache -> Bool in
-            guard cache.registry == nil else { return false }
-            cache.registry = owner.registry
-            return true
+    /// A probing read (`invalidate(_:)` finding which property a key path names): the cached
+    /// value, valid or not; never computed, an empty value of the type, if it has one.
+    private func probedValue() -> Value? {
+        withUnsafeTemporaryAllocation(of: Value.self, capacity: 1) { buffer -> Value? in
+            let slot = buffer.baseAddress!
+            let has = withLock { book -> Bool in
+                guard book.hasValue else { return false }
+                slot.initialize(to: storage.pointee)
+                return true
+            }
+            if has { return slot.move() }
+            // Never computed: nothing depends on it, so there is nothing to invalidate; a value
+            // that is cheap to make up avoids computing just to find the property.
+            return EmptyValue.make(Value.self)
         }
-        if isFirst { owner.registry.registerComputed(self) }
-        if SyntheticFrame.contains(self) { return cycleValue(owner, version: &version) }
-        // Created for `@Lazy` too: an object it was loaded from may deinitialize.
-        let dependencies = withLock { cache -> SyntheticDependencies in
-            if let existing = cache.dependencies { return existing }
+    }
+
+    private func recompute(_ owner: Model, generation: UInt64, version: inout UInt64) -> Value {
+        var isFirst = false
+        var scratch: UnsafeMutablePointer<TrackingScratch>?
+        let dependencies = withLock { book -> SyntheticDependencies in
+            if book.registry == nil {
+                book.registry = owner.registry
+                isFirst = true
+            }
+            if !book.scratchBusy {
+                if book.scratch == nil { book.scratch = TrackingScratch.allocate() }
+                book.scratchBusy = true
+                scratch = book.scratch
+            }
+            if let existing = book.dependencies { return existing }
+            // Created for `@Lazy` too: an object it was loaded from may deinitialize.
             let created = SyntheticDependencies(owner: owner, state: self)
-            cache.dependencies = created
+            book.dependencies = created
             return created
         }
-        let scratch = TrackingScratch.allocate()
-        defer { TrackingScratch.free(scratch) }
-        let recording = scratch.recording
+        if isFirst { owner.registry.registerComputed(self) }
+        // Another thread computing this value has the reused buffer: one of this computation's own.
+        let ownsScratch = scratch != nil
+        let buffer = scratch ?? TrackingScratch.allocate()
+        defer {
+            buffer.pointee.accesses.removeAll(keepingCapacity: true)
+            if ownsScratch {
+                withLock { $0.scratchBusy = false }
+            } else {
+                TrackingScratch.free(buffer)
+            }
+        }
+        if SyntheticFrame.contains(self) { return cycleValue(owner, version: &version) }
+        let recording = buffer.recording
         // Each storage's edge is attached as the getter records it, before it reads (the
         // install race: a set between the read and a later wiring would be lost).
         if hasDependencies { recording.pointee.attacher = dependencies }
@@ -198,19 +265,18 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedSta
                 // Declared paths first, wired; then the closure, whose reads are not dependencies.
                 declared.read(from: owner, property: SyntheticFields.name(of: self, in: owner))
                 recording.pointee.attacher = nil
-                declaredCount = scratch.pointee.accesses.count
+                declaredCount = buffer.pointee.accesses.count
             }
             return compute(owner)
         }
         AccessCapture.endTracking(restoring: previous)
         // Drops the edges of storages this computation no longer read.
         if tracksDependencies {
-            dependencies.rewire(to: scratch.pointee.accesses)
+            dependencies.rewire(to: buffer.pointee.accesses)
         } else if declared != nil {
-            dependencies.rewire(to: Array(scratch.pointee.accesses.prefix(declaredCount)))
+            dependencies.rewire(to: Array(buffer.pointee.accesses.prefix(declaredCount)))
         }
-        scratch.pointee.accesses.removeAll()
-        version = store(value, generation: generation)
+        version = store(value, generation: generation, owner: owner)
         return value
     }
 
@@ -224,20 +290,28 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedSta
         let message =
             "@Computed \(name) reads itself through its own computation (a cycle between computed properties): break the cycle"
         _reportMisuse(message)  // a debug build stops here
-        var firstReport = false
-        var staleVersion: UInt64 = 0
-        let stale = withLock { cache -> Value? in
-            cache.computing -= 1
-            firstReport = !cache.reportedCycle
-            cache.reportedCycle = true
-            staleVersion = cache.version
-            return cache.value
+        return withUnsafeTemporaryAllocation(of: Value.self, capacity: 1) { buffer -> Value in
+            let slot = buffer.baseAddress!
+            var firstReport = false
+            var staleVersion: UInt64 = 0
+            let has = withLock { book -> Bool in
+                book.computing -= 1
+                firstReport = !book.reportedCycle
+                book.reportedCycle = true
+                staleVersion = book.version
+                guard book.hasValue else { return false }
+                slot.initialize(to: storage.pointee)
+                return true
+            }
+            if firstReport { _logMisuse(message + "; returning \(has ? "the last value" : "an empty value")") }
+            if has {
+                version = staleVersion
+                return slot.move()
+            }
+            version = 0
+            if let empty = EmptyValue.make(Value.self) { return empty }
+            preconditionFailure("@Computed \(name) is part of a cycle and has no value yet: break the cycle")
         }
-        if firstReport { _logMisuse(message + "; returning \(stale == nil ? "an empty value" : "the last value")") }
-        version = stale == nil ? 0 : staleVersion
-        if let stale { return stale }
-        if let empty = EmptyValue.make(Value.self) { return empty }
-        preconditionFailure("@Computed \(name) is part of a cycle and has no value yet: break the cycle")
     }
 
     /// Caches a computed value; valid unless invalidated since `generation`. A computation
@@ -247,67 +321,91 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedSta
     ///
     /// The value is compared with the current one (and with the earlier ones tokens still hold,
     /// if any) outside the lock — `==` is user code — and committed only if no other store came
-    /// in between (else compared again).
-    private func store(_ value: Value, generation: UInt64) -> UInt64 {
+    /// in between (else compared again). Earlier values are kept only while tokens watch the
+    /// property (`owner`'s observed bits say whether any may).
+    private func store(_ value: Value, generation: UInt64, owner: Model) -> UInt64 {
         while true {
             var overtaken = false
             var version: UInt64 = 0
             var stores: UInt64 = 0
-            var history: [(version: UInt64, value: Value)] = []
-            let current = withLock { cache -> Value? in
-                if cache.generation != generation && cache.isValid {
-                    cache.computing -= 1
-                    overtaken = true
-                    return nil
+            var historyCount = 0
+            // The current value, compared outside the lock.
+            var equalsCurrent = false
+            withUnsafeTemporaryAllocation(of: Value.self, capacity: 1) { buffer in
+                let slot = buffer.baseAddress!
+                let has = withLock { book -> Bool in
+                    if book.generation != generation && book.isValid {
+                        book.computing -= 1
+                        overtaken = true
+                        return false
+                    }
+                    version = book.version
+                    stores = book.stores
+                    historyCount = book.historyVersions.count
+                    guard book.hasValue, book.version != 0 else { return false }
+                    slot.initialize(to: storage.pointee)
+                    return true
                 }
-                version = cache.version
-                stores = cache.stores
-                if !cache.history.isEmpty { history = cache.history }
-                return cache.value
+                guard has else { return }
+                equalsCurrent = _valuesAreIdentical(slot.pointee, value)
+                slot.deinitialize(count: 1)
             }
             // Overtaken: the newer valid value stays; this one goes back to its reader alone.
             if overtaken { return 0 }
-            var reused: UInt64 = 0
-            if version != 0, let current, _valuesAreIdentical(current, value) {
-                reused = version
-            } else {
-                for earlier in history where _valuesAreIdentical(earlier.value, value) {
-                    reused = earlier.version
-                    break
-                }
-            }
+            var reused: UInt64 = equalsCurrent ? version : 0
+            if !equalsCurrent, historyCount > 0 { reused = earlierVersion(equalTo: value) }
+            let keepsHistory = owner.observedBits.load(ordering: .relaxed) & Registry.serialBit(serial) != 0
             var committed = false
             var prunes = false
-            let released = withLock { cache -> Value? in
-                guard cache.stores == stores else { return nil }
-                committed = true
-                cache.stores &+= 1
-                cache.computing -= 1
-                var released = cache.value
-                if reused == 0 || reused != cache.version {
-                    if let old = cache.value, cache.version != 0 {
-                        cache.history.append((cache.version, old))
-                        released = nil
+            // Up to two values replaced here, released after the lock.
+            withUnsafeTemporaryAllocation(of: Value.self, capacity: 2) { buffer in
+                let released = buffer.baseAddress!
+                var releasesEarlier = false
+                let releases = withLock { book -> Bool in
+                    guard book.stores == stores else { return false }
+                    committed = true
+                    book.stores &+= 1
+                    book.computing -= 1
+                    var releases = false
+                    if book.hasValue {
+                        if reused != 0, reused == book.version {
+                            // Equal to the current value: the same version, the new instance kept.
+                            released.initialize(to: storage.move())
+                            releases = true
+                        } else if keepsHistory, book.version != 0 {
+                            book.historyVersions.append(book.version)
+                            history.append(storage.move())
+                        } else {
+                            released.initialize(to: storage.move())
+                            releases = true
+                        }
                     }
-                    if reused != 0, let index = cache.history.firstIndex(where: { $0.version == reused }) {
-                        released = cache.history.remove(at: index).value
-                        cache.version = reused
-                    } else {
-                        cache.version = cache.nextVersion
-                        cache.nextVersion &+= 1
+                    if reused == 0 || reused != book.version {
+                        if reused != 0, let index = book.historyVersions.firstIndex(of: reused) {
+                            book.historyVersions.remove(at: index)
+                            // The earlier instance goes; the new one is kept under its version.
+                            (released + 1).initialize(to: history.remove(at: index))
+                            releasesEarlier = true
+                            book.version = reused
+                        } else {
+                            book.version = book.nextVersion
+                            book.nextVersion &+= 1
+                        }
                     }
+                    version = book.version
+                    storage.initialize(to: value)
+                    book.hasValue = true
+                    if book.generation == generation {
+                        book.isValid = true
+                        publish(value)
+                    }
+                    prunes = !book.historyVersions.isEmpty
+                    return releases
                 }
-                version = cache.version
-                cache.value = value
-                if cache.generation == generation {
-                    cache.isValid = true
-                    publish(value)
-                }
-                prunes = !cache.history.isEmpty
-                return released
+                // User values released outside the lock.
+                if releases { released.deinitialize(count: 1) }
+                if releasesEarlier { (released + 1).deinitialize(count: 1) }
             }
-            withExtendedLifetime(released) {}  // user values released outside the lock
-            withExtendedLifetime(history) {}
             if committed {
                 if prunes { pruneHistory() }
                 return version
@@ -315,17 +413,29 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedSta
         }
     }
 
+    /// The version of an earlier value equal to `value` that tokens still hold, or 0. Compares
+    /// outside the lock (a copy of the earlier values).
+    private func earlierVersion(equalTo value: Value) -> UInt64 {
+        var versions: [UInt64] = []
+        var values: [Value] = []
+        withLock { book in
+            versions = book.historyVersions
+            values = history
+        }
+        for index in values.indices where _valuesAreIdentical(values[index], value) { return versions[index] }
+        return 0
+    }
+
     /// Drops the earlier values no token holds any more (normally each goes as its last holder
     /// moves on; this catches those whose holders ended instead).
     private func pruneHistory() {
         var held: [UInt64] = []
-        let registry = withLock { cache -> Registry? in
-            for earlier in cache.history { held.append(earlier.version) }
-            return cache.registry
+        let registry = withLock { book -> Registry? in
+            held = book.historyVersions
+            return book.registry
         }
         guard !held.isEmpty, let registry else { return }
-        let unheld = held.filter { !registry.isSeen(serial: serial, version: $0) }
-        for version in unheld { dropVersion(version) }
+        for version in held where !registry.isSeen(serial: serial, version: version) { dropVersion(version) }
     }
 
     // MARK: Invalidating
@@ -335,11 +445,11 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedSta
     /// Computes nothing and runs no user code, except `.immediate` tokens on this property
     /// (unless `inDeinit`: then they are queued, as nothing may run inside a deinit).
     func invalidate(owner: ObservableModelBase, inDeinit: Bool) {
-        let tellsDependants = withLock { cache -> Bool in
-            cache.generation &+= 1
+        let tellsDependants = withLock { book -> Bool in
+            book.generation &+= 1
             published.withdraw()
-            defer { cache.isValid = false }
-            return cache.isValid || cache.computing > 0
+            defer { book.isValid = false }
+            return book.isValid || book.computing > 0
         }
         guard tellsDependants else { return }
         owner._computedDidChange(invalidationSerial: invalidationSerial, serial: serial, inDeinit: inDeinit)
@@ -356,54 +466,32 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedSta
     /// A `@Hybrid` set: stores the value, valid until the next invalidation; dependants are
     /// invalidated, and tokens compare it with what they saw when they are delivered.
     func set(_ value: Value, owner: Model) {
-        let isFirst = withLock { cache -> Bool in
-            cache.generation &+= 1
-            cache.computing += 1  // `store` counts it out
-            guard cache.registry == nil else { return false }
-            cache.registry = owner.registry
-            return true
+        var isFirst = false
+        let generation = withLock { book -> UInt64 in
+            book.generation &+= 1
+            book.computing += 1  // `store` counts it out
+            if book.registry == nil {
+                book.registry = owner.registry
+                isFirst = true
+            }
+            return book.generation
         }
         if isFirst { owner.registry.registerComputed(self) }
-        let generation = withLock { $0.generation }
-        _ = store(value, generation: generation)
+        _ = store(value, generation: generation, owner: owner)
         owner._computedDidChange(invalidationSerial: invalidationSerial, serial: serial, inDeinit: false)
     }
 
     /// Marks the cached value valid, if there is one.
     func forceValid() {
-        withLock { cache in
-            if let value = cache.value {
-                cache.isValid = true
-                publish(value)
+        withLock { book in
+            if book.hasValue {
+                book.isValid = true
+                publish(storage.pointee)
             }
         }
     }
+
+    /// Tests: how many earlier values are kept.
+    var historyCount: Int { withLock { $0.historyVersions.count } }
 }
 
-/// What a release build can return for a value it has no way to compute: `nil` for optionals,
-/// the empty collection or string, zero, `false`; plain-bits types zero-filled.
-enum EmptyValue {
-    static func make<Value>(_: Value.Type) -> Value? {
-        if let optional = Value.self as? any ExpressibleByNilLiteral.Type {
-            return optional.init(nilLiteral: ()) as? Value
-        }
-        if let collection = Value.self as? any RangeReplaceableCollection.Type { return collection.init() as? Value }
-        if let set = Value.self as? any SetAlgebra.Type { return set.init() as? Value }
-        if let dictionary = Value.self as? any ExpressibleByDictionaryLiteral.Type {
-            return emptyDictionary(dictionary) as? Value
-        }
-        if let number = Value.self as? any AdditiveArithmetic.Type { return number.zero as? Value }
-        if _isPOD(Value.self) {
-            // Zero bits: a valid value of every plain type made of numbers, booleans and
-            // enums without payloads (their first case).
-            return withUnsafeTemporaryAllocation(of: Value.self, capacity: 1) { buffer in
-                let raw = UnsafeMutableRawBufferPointer(buffer)
-                raw.initializeMemory(as: UInt8.self, repeating: 0)
-                return buffer.baseAddress!.move()
-            }
-        }
-        return nil
-    }
-
-    private static func emptyDictionary<D: ExpressibleByDictionaryLiteral>(_: D.Type) -> D { [:] }
-}

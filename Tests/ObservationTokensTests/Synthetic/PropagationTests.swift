@@ -272,7 +272,7 @@ struct PropagationTests {
         #expect(queue.drain() == 0)
         #expect(heard.entries == [2])
         // and the earlier values are no longer kept
-        #expect(sums.tState.withLock { $0.history.count } == 0)
+        #expect(sums.tState.historyCount == 0)
         withExtendedLifetime(token) {}
     }
 
