@@ -63,6 +63,10 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedBoo
     @usableFromInline let storage = UnsafeMutablePointer<Value>.allocate(capacity: 1)
     /// Earlier values tokens may still hold (see `historyVersions`); guarded by the lock.
     @exclusivity(unchecked) private var history: [Value] = []
+    /// Set (under the lock) by the first store, never cleared: from then on `storage` holds a
+    /// value, so a read can copy it out of the lock's closure as a plain `Value` (no optional
+    /// or temporary buffer of `Value`, each a metadata lookup in this unspecialized code).
+    private let hasStoredValue = Atomic<Bool>(false)
 
     /// The serial tokens observe (like an `@Observed` storage's), tagged `Registry.computedTag`.
     let serial: UInt64
@@ -185,20 +189,27 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedBoo
             }
         }
         var generation: UInt64 = 0
-        let value = withUnsafeTemporaryAllocation(of: Value.self, capacity: 1) { buffer -> Value in
-            let slot = buffer.baseAddress!
-            let isValid = withLock { book -> Bool in
+        let value: Value
+        if hasStoredValue.load(ordering: .acquiring) {
+            var isValid = false
+            let current = withLock { book -> Value in
                 generation = book.generation
-                if book.isValid, book.hasValue {
+                if book.isValid {
+                    isValid = true
                     version = book.version
-                    slot.initialize(to: storage.pointee)
-                    return true
+                } else {
+                    book.computing += 1
                 }
-                book.computing += 1
-                return false
+                return storage.pointee
             }
-            if isValid { return slot.move() }
-            return recompute(owner, generation: generation, version: &version)
+            // An invalid value's copy is simply dropped (outside the lock).
+            value = isValid ? current : recompute(owner, generation: generation, version: &version)
+        } else {
+            generation = withLock { book -> UInt64 in
+                book.computing += 1
+                return book.generation
+            }
+            value = recompute(owner, generation: generation, version: &version)
         }
         // A tracking read (a token's evaluation) notes the version it saw, for its edge here.
         if tokenRead { AccessCapture.noteVersion(version, serial: serial) }
@@ -331,24 +342,32 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedBoo
             var historyCount = 0
             // The current value, compared outside the lock.
             var equalsCurrent = false
-            withUnsafeTemporaryAllocation(of: Value.self, capacity: 1) { buffer in
-                let slot = buffer.baseAddress!
-                let has = withLock { book -> Bool in
+            var hasCurrent = false
+            if hasStoredValue.load(ordering: .acquiring) {
+                let current = withLock { book -> Value in
                     if book.generation != generation && book.isValid {
                         book.computing -= 1
                         overtaken = true
-                        return false
+                    } else {
+                        version = book.version
+                        stores = book.stores
+                        historyCount = book.historyVersions.count
+                        hasCurrent = book.version != 0
+                    }
+                    return storage.pointee
+                }
+                if !overtaken, hasCurrent { equalsCurrent = _valuesAreIdentical(current, value) }
+            } else {
+                withLock { book in
+                    if book.generation != generation && book.isValid {
+                        book.computing -= 1
+                        overtaken = true
+                        return
                     }
                     version = book.version
                     stores = book.stores
                     historyCount = book.historyVersions.count
-                    guard book.hasValue, book.version != 0 else { return false }
-                    slot.initialize(to: storage.pointee)
-                    return true
                 }
-                guard has else { return }
-                equalsCurrent = _valuesAreIdentical(slot.pointee, value)
-                slot.deinitialize(count: 1)
             }
             // Overtaken: the newer valid value stays; this one goes back to its reader alone.
             if overtaken { return 0 }
@@ -357,60 +376,69 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedBoo
             let keepsHistory = owner.observedBits.load(ordering: .relaxed) & Registry.serialBit(serial) != 0
             var committed = false
             var prunes = false
-            // Up to two values replaced here, released after the lock.
-            withUnsafeTemporaryAllocation(of: Value.self, capacity: 2) { buffer in
-                let released = buffer.baseAddress!
-                var releasesEarlier = false
-                let releases = withLock { book -> Bool in
-                    guard book.stores == stores else { return false }
-                    committed = true
-                    book.stores &+= 1
-                    book.computing -= 1
-                    var releases = false
-                    if book.hasValue {
-                        if reused != 0, reused == book.version {
-                            // Equal to the current value: the same version, the new instance kept.
-                            released.initialize(to: storage.move())
-                            releases = true
-                        } else if keepsHistory, book.version != 0 {
-                            book.historyVersions.append(book.version)
-                            history.append(storage.move())
-                        } else {
-                            released.initialize(to: storage.move())
-                            releases = true
-                        }
+            // The value this store replaces (or, with nothing to release, a copy of the new one),
+            // released after the lock; an earlier one it makes redundant goes after it.
+            var dropsEarlier = false
+            let released = withLock { book -> Value in
+                guard book.stores == stores else { return value }
+                committed = true
+                book.stores &+= 1
+                book.computing -= 1
+                var released = value
+                if book.hasValue {
+                    if reused != 0, reused == book.version {
+                        // Equal to the current value: the same version, the new instance kept.
+                        released = storage.move()
+                    } else if keepsHistory, book.version != 0 {
+                        book.historyVersions.append(book.version)
+                        history.append(storage.move())
+                    } else {
+                        released = storage.move()
                     }
-                    if reused == 0 || reused != book.version {
-                        if reused != 0, let index = book.historyVersions.firstIndex(of: reused) {
-                            book.historyVersions.remove(at: index)
-                            // The earlier instance goes; the new one is kept under its version.
-                            (released + 1).initialize(to: history.remove(at: index))
-                            releasesEarlier = true
-                            book.version = reused
-                        } else {
-                            book.version = book.nextVersion
-                            book.nextVersion &+= 1
-                        }
-                    }
-                    version = book.version
-                    storage.initialize(to: value)
-                    book.hasValue = true
-                    if book.generation == generation {
-                        book.isValid = true
-                        publish(value)
-                    }
-                    prunes = !book.historyVersions.isEmpty
-                    return releases
                 }
-                // User values released outside the lock.
-                if releases { released.deinitialize(count: 1) }
-                if releasesEarlier { (released + 1).deinitialize(count: 1) }
+                if reused == 0 || reused != book.version {
+                    if reused != 0, book.historyVersions.contains(reused) {
+                        // The earlier instance goes (below); the new one is kept under its version.
+                        dropsEarlier = true
+                        book.version = reused
+                    } else {
+                        book.version = book.nextVersion
+                        book.nextVersion &+= 1
+                    }
+                }
+                version = book.version
+                storage.initialize(to: value)
+                if !book.hasValue {
+                    book.hasValue = true
+                    hasStoredValue.store(true, ordering: .releasing)
+                }
+                if book.generation == generation {
+                    book.isValid = true
+                    publish(value)
+                }
+                prunes = !book.historyVersions.isEmpty
+                return released
             }
+            // User values released outside the lock.
+            withExtendedLifetime(released) {}
+            if dropsEarlier { removeEarlier(reused) }
             if committed {
                 if prunes { pruneHistory() }
                 return version
             }
         }
+    }
+
+    /// Removes the earlier value of `version` (now the current one's again), released outside
+    /// the lock.
+    private func removeEarlier(_ version: UInt64) {
+        var removed: [Value] = []
+        withLock { book in
+            guard let index = book.historyVersions.firstIndex(of: version) else { return }
+            book.historyVersions.remove(at: index)
+            removed.append(history.remove(at: index))
+        }
+        withExtendedLifetime(removed) {}
     }
 
     /// The version of an earlier value equal to `value` that tokens still hold, or 0. Compares
