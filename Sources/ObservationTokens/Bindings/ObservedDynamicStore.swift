@@ -33,8 +33,7 @@ extension Observed: ObservedDynamicStore {
         } else {
             object._beginExclusiveStore()
             storage.pointee.value = newValue
-            object._endStoreCounted()
-            if edges & (ObservableModel._readByPaths - 1) == 0 { return true }
+            if object._endStoreCounted() & (ObservableModel._readByPaths - 1) == 0 { return true }
         }
         if _valuesAreIdentical(oldValue, newValue) { return true }
         object._propertyDidChange(serial: storage.pointee.serial) { oldValue }

@@ -179,11 +179,20 @@ open class ObservableModel {
         _edgeCount.wrappingSubtract(Self._storeBit, ordering: .releasing)
     }
 
-    /// Gives `_storeBit` back after a store, counting the store (one atomic add either way).
+    /// Gives `_storeBit` back after a store, counting the store (one atomic add either way),
+    /// and returns `_edgeCount` as the add found it (its bits below `_readByPaths`, the observed
+    /// property count, are the same after the add: it changes only the bits above).
+    ///
+    /// The setter decides from the returned count, not from its load before the store, whether
+    /// anyone observes the object: a walk may have attached its first edge here between that
+    /// load and this add, and read the store version before this add (so it saw no store to
+    /// walk again for). The add is a read-modify-write of the word the attach adds to, so it
+    /// either comes after the attach's add, and returns a count that includes it, or before
+    /// it, and then the walk's later read of the version (`WalkMemo.revalidate`) sees this store.
     @usableFromInline @inline(never)
-    final func _endStoreCounted() {
+    final func _endStoreCounted() -> Int {
         // Sequentially consistent: see `observedBits`.
-        _edgeCount.wrappingAdd(Self._storeCount &- Self._storeBit, ordering: .sequentiallyConsistent)
+        _edgeCount.wrappingAdd(Self._storeCount &- Self._storeBit, ordering: .sequentiallyConsistent).oldValue
     }
 
     /// The store counter and `_storeBit`: equal at two moments only if no store of this object

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// One segment of an ``ObservedPath``.
 enum PathStep: Sendable {
     /// A typed key path segment, applied to objects of its root type (build it with
@@ -63,6 +65,9 @@ enum PathStep: Sendable {
     func readForWalk(on object: ObservableModel, version: inout Int) -> (serial: UInt64, value: Any)? {
         switch self {
         case .typed(let box):
+            if box.readsSyntheticProperty(of: object) {
+                return Self.readSyntheticForWalk(box.key, on: object, version: &version) { box.key.read($0) }
+            }
             return Self.readForWalk(box.key, on: object, version: &version) { box.key.read($0) }
         case .name(let name):
             // A synthetic property is read outside the registry lock (reading it may compute
@@ -95,6 +100,11 @@ enum PathStep: Sendable {
     static func readModelForWalk(_ box: TypedKeyBox, on object: ObservableModel, registry: Registry, version: inout Int)
         -> (serial: UInt64, next: ObservableModel?)?
     {
+        if box.readsSyntheticProperty(of: object) {
+            return Self.readSyntheticForWalk(box.key, on: object, version: &version) { box.key.readModel($0) }.map {
+                ($0.serial, $0.value)
+            }
+        }
         // The usual case, a typed model step already resolved on this object: one lock round
         // trip that passes the reader and the key path along, copying neither the key nor its
         // closures (each copy retains three references).
@@ -137,6 +147,21 @@ enum PathStep: Sendable {
             PropertyTable(object).learn(key.keyPath, serial: read.serial, on: object)
         }
         return read
+    }
+
+    /// A typed key's read of a synthetic property (`@Computed`, `@Lazy`, `@Hybrid`) for a walk:
+    /// with no lock held and without the store bit, like a named synthetic step (reading it
+    /// may compute it, which runs user code; its value is cached under a lock of its own).
+    /// Its value changes without a store on its object, so it never counts as unwritten
+    /// (`version` -1): a walk through it is always read again after attaching (see
+    /// `WalkMemo.revalidate()`). An invalidation that the read again does not see found the
+    /// attached edge, and recomputes and tells it at the end of its tick.
+    private static func readSyntheticForWalk<T>(
+        _ key: TypedKey, on object: ObservableModel, version: inout Int, _ read: (ObservableModel) -> T?
+    ) -> (serial: UInt64, value: T)? {
+        guard let serial = key.resolveSerial(on: object), let value = read(object) else { return nil }
+        version = -1
+        return (serial, value)
     }
 
     /// The serial of the one `@Observed` storage of `object`, with the key path's own value
@@ -307,8 +332,40 @@ struct TypedKey: @unchecked Sendable {
 final class TypedKeyBox: Sendable {
     let key: TypedKey
 
+    /// What the key reads, learned the first time it is read for a walk: 0 not known yet, 1 an
+    /// `@Observed` storage (or nothing), 2 a synthetic property.
+    private let kind = Atomic<UInt8>(0)
+
     init(_ key: TypedKey) {
         self.key = key
+    }
+
+    /// Whether the key reads a synthetic property (`@Computed`, `@Lazy`, `@Hybrid`), which a
+    /// walk reads with no lock held (see `PathStep.readSyntheticForWalk`). One relaxed load once
+    /// known.
+    @inline(__always)
+    func readsSyntheticProperty(of object: ObservableModel) -> Bool {
+        let known = kind.load(ordering: .relaxed)
+        if known != 0 { return known == 2 }
+        return learnKind(on: object)
+    }
+
+    /// Finds out what the key reads, from the storage it resolves to on `object`. A class
+    /// without synthetic properties needs no resolution. Otherwise the key is resolved as a
+    /// token's first key path is (`TypedKey.resolveSerial(on:)`: the object's cache, the class's
+    /// table, or once per class a read through the key path, with no lock held).
+    @inline(never)
+    private func learnKind(on object: ObservableModel) -> Bool {
+        let table = PropertyTable(object)
+        guard !table.synthetic.isEmpty else {
+            kind.store(1, ordering: .relaxed)
+            return false
+        }
+        // Not resolvable here: decided on an object that resolves it.
+        guard let serial = key.resolveSerial(on: object) else { return false }
+        let isSynthetic = table.synthetic.contains { $0.state(in: object).serial == serial }
+        kind.store(isSynthetic ? 2 : 1, ordering: .relaxed)
+        return isSynthetic
     }
 }
 
