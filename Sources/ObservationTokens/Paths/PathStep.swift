@@ -65,9 +65,6 @@ enum PathStep: Sendable {
     func readForWalk(on object: ObservableModel, version: inout Int) -> (serial: UInt64, value: Any)? {
         switch self {
         case .typed(let box):
-            if box.readsSyntheticProperty(of: object) {
-                return Self.readSyntheticForWalk(box.key, on: object, version: &version) { box.key.read($0) }
-            }
             return Self.readForWalk(box.key, on: object, version: &version) { box.key.read($0) }
         case .name(let name):
             // A synthetic property is read outside the registry lock (reading it may compute
@@ -149,9 +146,10 @@ enum PathStep: Sendable {
         return read
     }
 
-    /// A typed key's read of a synthetic property (`@Computed`, `@Lazy`, `@Hybrid`) for a walk:
-    /// with no lock held and without the store bit, like a named synthetic step (reading it
-    /// may compute it, which runs user code; its value is cached under a lock of its own).
+    /// A typed key's read of a synthetic property (`@Computed`, `@Lazy`, `@Hybrid`) in the middle
+    /// of a walk: with no lock held and without the store bit, like a named synthetic step
+    /// (reading it may compute it, which runs user code; its value is cached under a lock of its
+    /// own). (A leaf's value, read for an endpoint, still takes `readForWalk(on:version:)`.)
     /// Its value changes without a store on its object, so it never counts as unwritten
     /// (`version` -1): a walk through it is always read again after attaching (see
     /// `WalkMemo.revalidate()`). An invalidation that the read again does not see found the
@@ -332,8 +330,8 @@ struct TypedKey: @unchecked Sendable {
 final class TypedKeyBox: Sendable {
     let key: TypedKey
 
-    /// What the key reads, learned the first time it is read for a walk: 0 not known yet, 1 an
-    /// `@Observed` storage (or nothing), 2 a synthetic property.
+    /// What the key reads, learned the first time it is read as a walk's middle step: 0 not
+    /// known yet, 1 an `@Observed` storage (or nothing), 2 a synthetic property.
     private let kind = Atomic<UInt8>(0)
 
     init(_ key: TypedKey) {
