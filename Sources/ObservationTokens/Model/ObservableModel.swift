@@ -211,9 +211,20 @@ open class ObservableModel {
         let immediate = Unmanaged<Registry>.fromOpaque(UnsafeRawPointer(bitPattern: bits)!)._withUnsafeGuaranteedRef {
             $0.propertyDidChange(owner: self, serial: serial, oldValue: oldValue)
         }
-        // `.immediate` callbacks run from this small frame, not the registry's.
+        // `.immediate` callbacks run from this small frame, not the registry's. An `.immediate`
+        // cascade (each callback setting the next model's property) pays it per level
+        // (`CascadeDepthTests`), so the usual single subscription is called from here and a list
+        // is walked out of line: the frame holds the list and the old value (`Registry.work`
+        // returns only `.immediate` subscriptions), nothing else.
         guard let immediate else { return }
-        for subscription in immediate { subscription.propertyDidChange(changedObject: self, oldValue: oldValue) }
+        guard immediate.count == 1 else { return Self._callImmediate(immediate, oldValue: oldValue) }
+        immediate[0].deliverNow(oldValue: oldValue(), isChange: true)
+    }
+
+    /// `_propertyDidChange`'s calls of several `.immediate` subscriptions, out of line.
+    @inline(never)
+    private static func _callImmediate(_ immediate: [Subscription], oldValue: () -> Any) {
+        for subscription in immediate { subscription.deliverNow(oldValue: oldValue(), isChange: true) }
     }
 
 }
