@@ -33,8 +33,7 @@ extension Observed: ObservedDynamicStore {
         } else {
             object._beginExclusiveStore()
             storage.pointee.value = newValue
-            object._endStoreCounted()
-            if edges & (ObservableModelBase._readByPaths - 1) == 0 { return true }
+            if object._endStoreCounted() & (ObservableModelBase._readByPaths - 1) == 0 { return true }
         }
         if _valuesAreIdentical(oldValue, newValue) { return true }
         object._propertyDidChange(serial: storage.pointee.serial) { oldValue }

@@ -9,7 +9,10 @@
 //   walks store their `@Observed` properties under that lock from then on.
 // - After the edges are attached, the walk is read again: a set that landed between the read and
 //   the attach (on an object nobody observed yet, so it told no one) is caught, and the
-//   subscription walks again. Any set after the attach finds the edge and retargets itself.
+//   subscription walks again. Any set after the attach finds the edge and retargets itself (a
+//   setter decides that from the edge count its store's atomic add returns). A synthetic step
+//   (`@Computed`, …) changes without a store on its object: a walk through one is always read
+//   again, and an invalidation after the attach finds the edge.
 // - A walk that started from an object that is no longer on the path is dropped.
 
 /// One attachment of a subscription to a property (or `*`) of one object.
@@ -427,6 +430,8 @@ struct WalkMemo {
     /// Whether no object whose value a linear walk read (the middle steps of `keys`) has been
     /// stored to since the walk. The changed object's version is read without its registry's
     /// lock: the setter keeps it alive (the lock is there to keep other owners from going away).
+    /// A synthetic step's key has version -1, which no object has: its value changes without a
+    /// store on its object, so a walk through one is always read again.
     static func isUnwritten(
         _ keys: UnsafeBufferPointer<ObservedPath.EdgeKey>, changed: ObservableModelBase, changedRegistry: Registry
     ) -> Bool {

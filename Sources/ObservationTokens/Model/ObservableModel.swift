@@ -191,11 +191,20 @@ open class ObservableModelBase {
         _edgeCount.wrappingSubtract(Self._storeBit, ordering: .releasing)
     }
 
-    /// Gives `_storeBit` back after a store, counting the store (one atomic add either way).
+    /// Gives `_storeBit` back after a store, counting the store (one atomic add either way),
+    /// and returns `_edgeCount` as the add found it (its bits below `_readByPaths`, the observed
+    /// property count, are the same after the add: it changes only the bits above).
+    ///
+    /// The setter decides from the returned count, not from its load before the store, whether
+    /// anyone observes the object: a walk may have attached its first edge here between that
+    /// load and this add, and read the store version before this add (so it saw no store to
+    /// walk again for). The add is a read-modify-write of the word the attach adds to, so it
+    /// either comes after the attach's add, and returns a count that includes it, or before
+    /// it, and then the walk's later read of the version (`WalkMemo.revalidate`) sees this store.
     @usableFromInline @inline(never)
-    final func _endStoreCounted() {
+    final func _endStoreCounted() -> Int {
         // Sequentially consistent: see `observedBits`.
-        _edgeCount.wrappingAdd(Self._storeCount &- Self._storeBit, ordering: .sequentiallyConsistent)
+        _edgeCount.wrappingAdd(Self._storeCount &- Self._storeBit, ordering: .sequentiallyConsistent).oldValue
     }
 
     /// The store counter and `_storeBit`: equal at two moments only if no store of this object
@@ -214,36 +223,42 @@ open class ObservableModelBase {
         let immediate = Unmanaged<Registry>.fromOpaque(UnsafeRawPointer(bitPattern: bits)!)._withUnsafeGuaranteedRef {
             $0.propertyDidChange(owner: self, serial: serial, oldValue: oldValue)
         }
-        // `.immediate` callbacks run from this small frame, not the registry's: first the computed
-        // values this change invalidates (their dependencies' subscriptions), so that every
-        // callback after them reads final values; then the tokens.
+        // `.immediate` callbacks run from this small frame, not the registry's. An `.immediate`
+        // cascade (each callback setting the next model's property) pays it per level
+        // (`CascadeDepthTests`), so the usual single token is called from here and anything
+        // else is walked out of line: the frame holds the list and the old value
+        // (`Registry.work` returns only `.immediate` subscriptions), nothing else.
         guard let immediate else { return }
+        guard immediate.count == 1, immediate[0].comparesComputedValues else {
+            return _callImmediate(immediate, oldValue: oldValue)
+        }
+        immediate[0].deliverNow(oldValue: oldValue(), isChange: true)
+    }
+
+    /// `_propertyDidChange`'s calls of several `.immediate` subscriptions, or of one that
+    /// invalidates computed values, out of line: the computed values the change invalidates
+    /// first (their dependencies' subscriptions), then the tokens on the property, then those
+    /// on the invalidated values (`ImmediateChecks`), so every callback reads final values.
+    @inline(never)
+    private final func _callImmediate(_ immediate: [Subscription], oldValue: () -> Any) {
         var invalidates = false
         for subscription in immediate where !subscription.comparesComputedValues {
             invalidates = true
             break
         }
-        if invalidates {
-            _tellInvalidatingFirst(immediate, oldValue: oldValue)
+        guard invalidates else {
+            for subscription in immediate { subscription.deliverNow(oldValue: oldValue(), isChange: true) }
             return
         }
-        for subscription in immediate { subscription.propertyDidChange(changedObject: self, oldValue: oldValue) }
-    }
-
-    /// `.immediate` work of a set that invalidates computed values: those first, the tokens
-    /// after, and the tokens on the invalidated values last (`ImmediateChecks`). Out of line.
-    @inline(never)
-    final func _tellInvalidatingFirst(_ immediate: [Subscription], oldValue: () -> Any) {
         ImmediateChecks.collecting {
             for subscription in immediate where !subscription.comparesComputedValues {
-                subscription.propertyDidChange(changedObject: self, oldValue: oldValue)
+                subscription.deliverNow(oldValue: oldValue(), isChange: true)
             }
             for subscription in immediate where subscription.comparesComputedValues {
-                subscription.propertyDidChange(changedObject: self, oldValue: oldValue)
+                subscription.deliverNow(oldValue: oldValue(), isChange: true)
             }
         }
     }
-
 
     /// A computed property of this object may have a new value (`ComputedState.invalidate` and
     /// `set`): the computed properties that read it are invalidated (their dependencies

@@ -102,8 +102,9 @@ public struct Observed<Value> {
                 // each other.
                 object._beginExclusiveStore()
                 object[keyPath: storageKeyPath].value = newValue
-                object._endStoreCounted()
-                if edges & (ObservableModelBase._readByPaths - 1) == 0 { return }  // nobody observes it now
+                // Nobody observes it now: the count after the store, not `edges` (a walk may
+                // have attached meanwhile; see `_endStoreCounted`).
+                if object._endStoreCounted() & (ObservableModelBase._readByPaths - 1) == 0 { return }
             }
             // Compared after storing and before telling anyone, so a callback this set causes
             // always runs after the comparison.

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// One segment of an ``ObservedPath``.
 enum PathStep: Sendable {
     /// A typed key path segment, applied to objects of its root type (build it with
@@ -99,6 +101,11 @@ enum PathStep: Sendable {
     static func readModelForWalk(_ box: TypedKeyBox, on object: ObservableModelBase, registry: Registry, version: inout Int)
         -> (serial: UInt64, next: ObservableModelBase?)?
     {
+        if box.readsSyntheticProperty(of: object) {
+            return Self.readSyntheticForWalk(box.key, on: object, version: &version) { box.key.readModel($0) }.map {
+                ($0.serial, $0.value)
+            }
+        }
         // The usual case, a typed model step already resolved on this object: one lock round
         // trip that passes the reader and the key path along, copying neither the key nor its
         // closures (each copy retains three references).
@@ -163,6 +170,22 @@ enum PathStep: Sendable {
             PropertyTable(object).learn(key.keyPath, serial: read.serial, on: object)
         }
         return read
+    }
+
+    /// A typed key's read of a synthetic property (`@Computed`, `@Lazy`, `@Hybrid`) in the middle
+    /// of a walk: with no lock held and without the store bit, like a named synthetic step
+    /// (reading it may compute it, which runs user code; its value is cached under a lock of its
+    /// own). (A leaf's value, read for an endpoint, still takes `readForWalk(on:version:)`.)
+    /// Its value changes without a store on its object, so it never counts as unwritten
+    /// (`version` -1): a walk through it is always read again after attaching (see
+    /// `WalkMemo.revalidate()`). An invalidation that the read again does not see found the
+    /// attached edge, and recomputes and tells it at the end of its tick.
+    private static func readSyntheticForWalk<T>(
+        _ key: TypedKey, on object: ObservableModelBase, version: inout Int, _ read: (ObservableModelBase) -> T?
+    ) -> (serial: UInt64, value: T)? {
+        guard let serial = key.resolveSerial(on: object), let value = read(object) else { return nil }
+        version = -1
+        return (serial, value)
     }
 
     /// The serial of the one `@Observed` storage of `object`, with the key path's own value
@@ -333,8 +356,40 @@ struct TypedKey: @unchecked Sendable {
 final class TypedKeyBox: Sendable {
     let key: TypedKey
 
+    /// What the key reads, learned the first time it is read as a walk's middle step: 0 not
+    /// known yet, 1 an `@Observed` storage (or nothing), 2 a synthetic property.
+    private let kind = Atomic<UInt8>(0)
+
     init(_ key: TypedKey) {
         self.key = key
+    }
+
+    /// Whether the key reads a synthetic property (`@Computed`, `@Lazy`, `@Hybrid`), which a
+    /// walk reads with no lock held (see `PathStep.readSyntheticForWalk`). One relaxed load once
+    /// known.
+    @inline(__always)
+    func readsSyntheticProperty(of object: ObservableModelBase) -> Bool {
+        let known = kind.load(ordering: .relaxed)
+        if known != 0 { return known == 2 }
+        return learnKind(on: object)
+    }
+
+    /// Finds out what the key reads, from the storage it resolves to on `object`. A class
+    /// without synthetic properties needs no resolution. Otherwise the key is resolved as a
+    /// token's first key path is (`TypedKey.resolveSerial(on:)`: the object's cache, the class's
+    /// table, or once per class a read through the key path, with no lock held).
+    @inline(never)
+    private func learnKind(on object: ObservableModelBase) -> Bool {
+        let table = PropertyTable(object)
+        guard !table.synthetic.isEmpty else {
+            kind.store(1, ordering: .relaxed)
+            return false
+        }
+        // Not resolvable here: decided on an object that resolves it.
+        guard let serial = key.resolveSerial(on: object) else { return false }
+        let isSynthetic = table.synthetic.contains { $0.state(in: object).serial == serial }
+        kind.store(isSynthetic ? 2 : 1, ordering: .relaxed)
+        return isSynthetic
     }
 }
 
