@@ -1,3 +1,5 @@
+import Synchronization
+
 /// The subscriptions that make up one binding or pipeline token, ended together.
 ///
 /// A binding may need several subscriptions: one per source property, a hub that coalesces
@@ -39,9 +41,10 @@ final class BindingGroup: Locked<BindingGroup.State>, @unchecked Sendable {  // 
         if !accepted { member.end() }
     }
 
-    /// Puts a sentinel in `object`'s registry: when `object` deinitializes, the group ends.
-    func addSentinel(on object: ObservableModel) {
-        let sentinel = BindingSentinel(root: object, group: self)
+    /// Puts a sentinel in `object`'s registry: when `object` deinitializes, the group ends. For
+    /// a model destination whose property is not `@Observed` (the others are watched).
+    func addSentinel(on object: ObservableModel, site: CreationSite) {
+        let sentinel = BindingSentinel(root: object, group: self, site: site)
         let registry = object.registry
         let accepted = withLock { state -> Bool in
             guard !state.hasEnded else { return false }
@@ -82,8 +85,22 @@ final class BindingGroup: Locked<BindingGroup.State>, @unchecked Sendable {  // 
 /// Not generic: the action ignores the root or reaches it through its registry, and a generic
 /// class would cost a metadata lookup at each creation.
 final class BindingSubscription: Subscription, @unchecked Sendable {  // see Subscription
+    /// What `cutOffBinding` and `stopPosting` look for.
+    enum Purpose {
+        /// A hub, or a source of several.
+        case part
+        /// The subscription of a posting.
+        case posting
+        /// A subscription of a binding to a property of an object that is not a model: the
+        /// object, the write (which hands back the key path it writes when given no value, see
+        /// `BindingWrite`), and whether cutting it off ends only this subscription (a pair of a
+        /// group), not the token.
+        case binding(ObjectIdentifier, BindingWrite, alone: Bool)
+    }
+
     @exclusivity(unchecked) private var push: (@Sendable () -> Bool)?
     let group: BindingGroup?
+    let purpose: Purpose
 
     /// A member of `group` that runs `action` at each delivery.
     ///
@@ -93,7 +110,7 @@ final class BindingSubscription: Subscription, @unchecked Sendable {  // see Sub
         site: CreationSite, group: BindingGroup, action: @escaping @Sendable () -> Void
     ) {
         self.init(
-            root: root, target: target, options: options, queue: queue, site: site, group: group,
+            root: root, target: target, options: options, queue: queue, site: site, group: group, purpose: .part,
             push: {
                 action()
                 return true
@@ -104,10 +121,11 @@ final class BindingSubscription: Subscription, @unchecked Sendable {  // see Sub
     ///   subscription, and its group.
     init(
         root: __shared ObservableModel, target: Target, options: ObservationOptions, queue: CoalescingQueue,
-        site: CreationSite, group: BindingGroup?, push: @escaping @Sendable () -> Bool
+        site: CreationSite, group: BindingGroup?, purpose: Purpose, push: @escaping @Sendable () -> Bool
     ) {
         self.push = push
         self.group = group
+        self.purpose = purpose
         super.init(
             rootRegistry: root.registry, hasObserver: false, target: target,
             options: options.subtracting(.initial), queue: queue, wantsOldValue: false, site: site)
@@ -117,9 +135,25 @@ final class BindingSubscription: Subscription, @unchecked Sendable {  // see Sub
         if let push, !push() { end() }
     }
 
+    /// The key path this binding writes, for `cutOffBinding`.
+    var writtenKeyPath: AnyKeyPath? {
+        guard case .binding(_, let write, _) = purpose else { return nil }
+        var keyPath: AnyKeyPath?
+        _ = write(nil, &keyPath)
+        return keyPath
+    }
+
+    /// Ends this subscription without ending its group: one pair of a group binding, cut off.
+    func endAlone() {
+        isAlone.store(true, ordering: .releasing)
+        end()
+    }
+
+    private let isAlone = Atomic<Bool>(false)
+
     override func releaseCallback() {
         push = nil
-        group?.endAll()
+        if !isAlone.load(ordering: .acquiring) { group?.endAll() }
     }
 }
 
@@ -128,11 +162,11 @@ final class BindingSubscription: Subscription, @unchecked Sendable {  // see Sub
 final class BindingSentinel: Subscription, @unchecked Sendable {  // see Subscription
     private weak var group: BindingGroup?
 
-    init(root: __shared ObservableModel, group: BindingGroup) {
+    init(root: __shared ObservableModel, group: BindingGroup, site: CreationSite) {
         self.group = group
         super.init(
             rootRegistry: root.registry, hasObserver: false, target: .property, options: [],
-            queue: CoalescingQueue.main, wantsOldValue: false, site: CreationSite(fileID: #fileID, line: #line))
+            queue: CoalescingQueue.main, wantsOldValue: false, site: site)
     }
 
     override func releaseCallback() {

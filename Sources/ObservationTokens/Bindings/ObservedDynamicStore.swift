@@ -1,17 +1,19 @@
 /// Writing an `@Observed` property found by name: the end of a binding's string-path
 /// destination, where no typed key path exists.
 protocol ObservedDynamicStore {
-    /// Whether values of type `T` can be written to the property as they are.
+    /// Whether values of type `T` can be written to the property: as they are, or wrapped in
+    /// an `Optional` (a `String` to a `String?` property).
     static func accepts<T>(_ type: T.Type) -> Bool
 
-    /// Sets the property whose storage starts `offset` bytes into `object` to `value`, with
-    /// everything its setter does. False, with nothing written, if `value` has another type.
+    /// Sets the property whose storage starts `offset` bytes into `object` to `value` (wrapped
+    /// in an `Optional` for an optional property), with everything its setter does. False,
+    /// with nothing written, if `value` has another type.
     static func store(_ value: Any, in object: ObservableModel, at offset: Int) -> Bool
 }
 
 extension Observed: ObservedDynamicStore {
     static func accepts<T>(_ type: T.Type) -> Bool {
-        T.self is Value.Type
+        T.self is Value.Type || T?.self is Value.Type
     }
 
     static func store(_ value: Any, in object: ObservableModel, at offset: Int) -> Bool {

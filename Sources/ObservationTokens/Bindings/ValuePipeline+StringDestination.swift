@@ -60,17 +60,21 @@ extension ValuePipeline {
                 writtenType: String(describing: Output.self), path: path, position: names.count)
         }
         let site = CreationSite(fileID: fileID, line: line)
-        let write = StringDestination(names: names, path: path, site: site)
+        let store = StringDestination(names: names, path: path, site: site)
         let box = WeakReference(destination)
-        let objectPath = names.count > 1 ? ObservedPath(steps: names.dropLast().map { PathStep.name($0) }) : nil
-        return start(
-            options: options, queue: queue, site: site, sentinelOn: destination,
-            destinationPath: objectPath.map { (destination, $0) }
-        ) { value in
+        let write: BindingWrite = { value, _ in
+            guard let value else { return true }
             guard let destination = box.load(as: ObservableModel.self) else { return false }
-            write.store(value, from: destination)
+            store.store(value.assumingMemoryBound(to: Output.self).pointee, from: destination)
             return true
         }
+        guard names.count > 1 else {
+            return startLinked(
+                options: options, queue: queue, site: site, destination: .named(destination, names[0]), write: write)
+        }
+        let objectPath = ObservedPath(steps: names.dropLast().map { PathStep.name($0) })
+        return startLinked(
+            options: options, queue: queue, site: site, destination: .path(destination, objectPath), write: write)
     }
 
     /// Whether the pipeline's values are `Any` or `Any?` (a string-path source): their type

@@ -249,7 +249,7 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
     private static func enqueue(lone: Unmanaged<Subscription>, owner: ObservableModel, oldValue: () -> Any) {
         let subscription = lone.takeRetainedValue()
         subscription.recordOldValue(oldValue)
-        guard subscription.markPending() else { return }
+        guard subscription.markPendingForChange() else { return }
         // A root that is gone is deinitializing; its deinit ends the subscription.
         guard let root = subscription.isRoot(owner) ? owner : subscription.root else { return }
         subscription.queue.enqueue(subscription, retaining: root)
@@ -356,7 +356,7 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
                 // (it may be pending through schedule()).
                 subscription.recordOldValue(oldValue)
             }
-            candidates.removeAll { !$0.markPending() }
+            candidates.removeAll { !$0.markPendingForChange() }
             if !candidates.isEmpty { CoalescingQueue.enqueue(candidates, changedObject: owner) }
         }
         switch needsWork {
@@ -394,7 +394,7 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
             if !isLeaf { subscription.retarget(walks: &walks) }
             if subscription.isImmediate {
                 immediate.append(subscription, default: [])
-            } else if subscription.markPending() {
+            } else if subscription.markPendingForChange() {
                 subscription.recordOldValue(oldValue)
                 if firstPending == nil {
                     firstPending = subscription

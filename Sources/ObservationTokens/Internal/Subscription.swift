@@ -82,6 +82,9 @@ class Subscription: @unchecked Sendable {  // see the rules above
     final let isPlain: Bool
     /// Whether this is a `.property` target (started with `start(root:key:)`).
     final let isProperty: Bool
+    /// Whether a change asks `admitsChange()` before it makes this subscription pending
+    /// (bindings: see `BindingSubscription`). Such a subscription is never plain.
+    final let screensChanges: Bool
     @exclusivity(unchecked) private var propertySlot: Int32 = -1
     final let flags = Atomic<UInt32>(0)
 
@@ -95,9 +98,11 @@ class Subscription: @unchecked Sendable {  // see the rules above
         options: ObservationOptions,
         queue: CoalescingQueue,
         wantsOldValue: Bool,
-        site: CreationSite
+        site: CreationSite,
+        screensChanges: Bool = false
     ) {
         self.queue = queue
+        self.screensChanges = screensChanges
         self.rootRegistry = rootRegistry
         self.site = site
         isImmediate = options.contains(.immediate)
@@ -113,7 +118,7 @@ class Subscription: @unchecked Sendable {  // see the rules above
             isProperty = false
             extras = SubscriptionExtras(paths: paths)
         }
-        isPlain = isProperty && !isImmediate && !wantsOldValue && !wantsEndpoints
+        isPlain = isProperty && !isImmediate && !wantsOldValue && !wantsEndpoints && !screensChanges
         #if DEBUG
             LiveCounters.subscriptions.add(1, ordering: .relaxed)
         #endif
@@ -289,6 +294,20 @@ class Subscription: @unchecked Sendable {  // see the rules above
         flags.bitwiseOr(Flag.pending, ordering: .acquiringAndReleasing).oldValue & Flag.pending == 0
     }
 
+    /// Asked, for a subscription that `screensChanges` and is not pending, before a change of
+    /// what it watches makes it pending: false keeps it from becoming pending (it dealt with the
+    /// change itself). Called on the changing thread, after the store, with no lock held; it
+    /// does bookkeeping only, never user code.
+    func admitsChange() -> Bool { true }
+
+    /// `markPending()` for a change: a subscription that screens changes and is not pending
+    /// asks `admitsChange()` first. The other subscriptions pay one test of a constant.
+    @inline(__always)
+    final func markPendingForChange() -> Bool {
+        if screensChanges, !isPending, !admitsChange() { return false }
+        return markPending()
+    }
+
     /// Whether `object` is this subscription's root.
     @inline(__always)
     final func isRoot(_ object: ObservableModel) -> Bool {
@@ -320,7 +339,7 @@ class Subscription: @unchecked Sendable {  // see the rules above
     final func propertyDidChange(changedObject: ObservableModel?, oldValue: () -> Any?) {
         if isImmediate {
             deliverNow(oldValue: oldValue(), isChange: true)
-        } else if markPending() {
+        } else if markPendingForChange() {
             if changedObject != nil { recordOldValue(oldValue) }
             guard let root = changedObject.flatMap({ isRoot($0) ? $0 : nil }) ?? rootRegistry.weakOwner else {
                 return

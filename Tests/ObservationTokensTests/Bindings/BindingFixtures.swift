@@ -78,3 +78,62 @@ final class BindLog<Element: Sendable>: Sendable {
 final class BindProbe: Sendable {
     func touch() {}
 }
+
+/// A shape that is not `Equatable`, for cycles of values that can't be compared.
+struct BindShape: Sendable {
+    var size = 0
+}
+
+/// Counts every write a member of a cycle takes (equal values too) and, past `limit`, ends the
+/// cycle's tokens: a cycle that would loop forever stops, and the test fails instead of hanging.
+///
+/// `@unchecked Sendable`: the cycle tests set and drain on one thread; `count` is atomic.
+final class BindBreaker: @unchecked Sendable {
+    var limit: Int
+    private let count = Atomic<Int>(0)
+    var tokens: [ObservationToken] = []
+    private(set) var tripped = false
+
+    init(limit: Int) {
+        self.limit = limit
+    }
+
+    var writes: Int { count.load(ordering: .relaxed) }
+
+    func wrote() {
+        guard count.add(1, ordering: .relaxed).newValue > limit, !tripped else { return }
+        tripped = true
+        for token in tokens { token.invalidate() }
+    }
+}
+
+/// A member of a cycle of bindings. Bindings read and write `text` and `shape`, which are
+/// computed over `@Observed` storage (so bindings watch the storage) and count every write.
+///
+/// `@unchecked Sendable`: see ``BindPerson``.
+final class BindNode: ObservableModel, @unchecked Sendable {
+    @Observed var storedText = ""
+    @Observed var storedShape = BindShape()
+    let breaker: BindBreaker
+
+    init(breaker: BindBreaker) {
+        self.breaker = breaker
+        super.init()
+    }
+
+    var text: String {
+        get { storedText }
+        set {
+            breaker.wrote()
+            storedText = newValue
+        }
+    }
+
+    var shape: BindShape {
+        get { storedShape }
+        set {
+            breaker.wrote()
+            storedShape = newValue
+        }
+    }
+}
