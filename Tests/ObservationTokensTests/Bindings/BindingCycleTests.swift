@@ -185,37 +185,7 @@ import Testing
         #expect(!breaker.tripped)
     }
 
-    // MARK: Where changes meet outside cycles
-
-    @Test func whereTwoBindingsWriteOneMemberTheLaterChangeWins() {
-        // Given a and b both bound to c
-        let queue = CoalescingQueue(target: .manual)
-        let a = BindPerson()
-        let b = BindPerson()
-        let c = BindPerson()
-        let tokens = [
-            a.bind(\.name, to: c, \.name, options: [], queue: queue),
-            b.bind(\.name, to: c, \.name, options: [], queue: queue),
-        ]
-
-        // When b changes, then a, in one tick
-        b.name = "from b"
-        a.name = "from a"
-        let firstTick = queue.drain()
-        let afterFirst = c.name
-        // and a, then b, in the next
-        a.name = "a again"
-        b.name = "b again"
-        let secondTick = queue.drain()
-
-        // Then c ends with the later change each time (each binding pushes once, in the order
-        // the changes were made)
-        #expect(afterFirst == "from a")
-        #expect(c.name == "b again")
-        #expect(firstTick == 2)
-        #expect(secondTick == 2)
-        withExtendedLifetime(tokens) {}
-    }
+    // MARK: Where a change meets a later one outside a cycle
 
     @Test func aDestinationChangedAfterItsSourceInOneTickKeepsItsValue() {
         // Given a one-way binding between two models

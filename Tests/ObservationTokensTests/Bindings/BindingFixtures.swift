@@ -2,7 +2,7 @@ import Synchronization
 
 @testable import ObservationTokens
 
-// Fixtures of the binding and pipeline tests (issue 13). Every name starts with `Bind`.
+// Fixtures of the binding and pipeline tests. Every name starts with `Bind`.
 
 /// A point that is not `Equatable`: every set counts as a change, so a binding that echoed its
 /// own writes would loop.
@@ -44,6 +44,7 @@ final class BindPerson: ObservableModel, @unchecked Sendable {
 /// `@unchecked Sendable`: see ``BindPerson``.
 final class BindLabel: @unchecked Sendable {
     var text = "" { didSet { textWrites.increment() } }
+    var subtitle: String?
     var isHidden = false
     var count = 0
     var point = BindPoint() { didSet { pointWrites.increment() } }
@@ -58,6 +59,7 @@ final class BindCard: ObservableModel, @unchecked Sendable {
     @Observed var title = ""
     @Observed var years = 0
     @Observed var subtitle = "untouched"
+    @Observed var caption: String? = nil
 }
 
 /// A thread-safe counter.
