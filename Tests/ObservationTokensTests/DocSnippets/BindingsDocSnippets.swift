@@ -86,4 +86,112 @@ import Testing
         #expect(label.text == "Ada 36 Bountouched 0")
         withExtendedLifetime(token) {}
     }
+
+    @Test func optionalDestination() {
+        let queue = CoalescingQueue(target: .manual)
+        let person = BindPerson(name: "Ada")
+        let label = BindLabel()
+
+        let subtitle = person.bind(\.name, to: label, \.subtitle, queue: queue)   // subtitle: String?
+
+        #expect(label.subtitle == "Ada")
+        withExtendedLifetime(subtitle) {}
+    }
+
+    @Test func twoQueues() {
+        let serviceQueue = CoalescingQueue(target: .manual)
+        let screenQueue = CoalescingQueue(target: .manual)
+        let service = BindPerson()
+        let screen = BindPerson()
+
+        let status = service.bindTwoWay(\.name, with: screen, \.name, queue: serviceQueue, otherQueue: screenQueue)
+        #expect(screenQueue.drain() == 1)  // the initial value lands
+        service.name = "online"
+        #expect(serviceQueue.drain() == 0)
+        #expect(screen.name == "")
+        #expect(screenQueue.drain() == 1)
+        #expect(screen.name == "online")
+        withExtendedLifetime(status) {}
+    }
+
+    @Test func twoQueuesAsWritten() {
+        let serviceQueue = CoalescingQueue(target: .manual)
+        let screenQueue = CoalescingQueue(target: .manual)
+        let service = BindPerson()
+        let screen = BindPerson()
+
+        let status = service.bindTwoWay(\.name, with: screen, \.name, options: [], queue: serviceQueue, otherQueue: screenQueue)
+        service.name = "online"
+        serviceQueue.drain()   // reads service.name here and hands the value over: returns 0
+        screenQueue.drain()    // writes screen.name here: returns 1
+
+        #expect(screen.name == "online")
+        withExtendedLifetime(status) {}
+    }
+
+    @Test func cycles() {
+        let queue = CoalescingQueue(target: .manual)
+        let a = BindPerson()
+        let b = BindPerson()
+        let c = BindPerson()
+
+        // a → b → c → a
+        let ring = [
+            a.bind(\.name, to: b, \.name, options: [], queue: queue),
+            b.bind(\.name, to: c, \.name, options: [], queue: queue),
+            c.bind(\.name, to: a, \.name, options: [], queue: queue),
+        ]
+        a.name = "x"
+        c.name = "y"    // in the same tick, later
+        queue.drain()   // returns 3: b = "x"; then a = "y" and b = "y" (c holds "y" already)
+        queue.drain()   // returns 0: settled
+
+        #expect([a.name, b.name, c.name] == ["y", "y", "y"])
+        #expect(queue.pendingCount == 0)
+        withExtendedLifetime(ring) {}
+    }
+
+    @Test func cyclesCount() {
+        let queue = CoalescingQueue(target: .manual)
+        let a = BindPerson()
+        let b = BindPerson()
+        let c = BindPerson()
+        let ring = [
+            a.bind(\.name, to: b, \.name, options: [], queue: queue),
+            b.bind(\.name, to: c, \.name, options: [], queue: queue),
+            c.bind(\.name, to: a, \.name, options: [], queue: queue),
+        ]
+        a.name = "x"
+        c.name = "y"
+        #expect([queue.drain(), queue.drain()] == [3, 0])
+        withExtendedLifetime(ring) {}
+    }
+
+    @Test func cuttingOff() throws {
+        let queue = CoalescingQueue(target: .manual)
+        let person = BindPerson(name: "Ada")
+        let label = BindLabel()
+        var tokens = Set<ObservationToken>()
+
+        person.bind(\.name, to: label, \.text, queue: queue).store(in: &tokens)
+        person.pipeline(of: \.age).post(queue: queue) { print($0) }.store(in: &tokens)
+
+        person.cutOffBinding(\.name, to: label, \.text)   // returns 1: label.text no longer follows name
+        person.stopPosting(\.age)                          // returns 1
+        try person.stopPosting(path: "friend.name")        // returns 0: no posting of that path
+
+        #expect(tokens.allSatisfy { !$0.isValid })
+    }
+
+    @Test func cuttingOffCounts() throws {
+        let queue = CoalescingQueue(target: .manual)
+        let person = BindPerson(name: "Ada")
+        let label = BindLabel()
+        var tokens = Set<ObservationToken>()
+        person.bind(\.name, to: label, \.text, queue: queue).store(in: &tokens)
+        person.pipeline(of: \.age).post(queue: queue) { print($0) }.store(in: &tokens)
+        #expect(person.cutOffBinding(\.name, to: label, \.text) == 1)
+        #expect(person.stopPosting(\.age) == 1)
+        #expect(try person.stopPosting(path: "friend.name") == 0)
+    }
 }
