@@ -135,8 +135,7 @@ extension ModelObserving where Self: ObservableModel {
     /// let token = user.bind(\.name, to: label, \.subtitle)   // subtitle: String?
     /// ```
     ///
-    /// The same as ``bind(_:to:_:options:queue:fileID:line:)-(KeyPath<Self,Value>,_,_,_,_,_,_)``
-    /// in every other way.
+    /// The same as the form with a non-optional destination property in every other way.
     ///
     /// - Parameters:
     ///   - keyPath: An `@Observed` property of the receiver.

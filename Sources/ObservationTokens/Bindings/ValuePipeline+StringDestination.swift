@@ -24,7 +24,7 @@ extension ValuePipeline {
     ///   - destination: The root of the destination path; held weakly, and its deinit ends
     ///     the token.
     ///   - path: Dotted property names from `destination`; the last one is written.
-    ///   - options: As for ``bind(to:_:options:queue:fileID:line:)``.
+    ///   - options: As for ``bind(to:_:options:queue:fileID:line:)-(_,ReferenceWritableKeyPath<Destination,Output>,_,_,_,_)``.
     ///   - queue: Where pushes are delivered; the main queue by default.
     ///   - fileID: The file that creates the token (the default), named by debug-build misuse traps.
     ///   - line: The line that creates the token (the default), named by debug-build misuse traps.

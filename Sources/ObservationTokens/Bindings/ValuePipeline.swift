@@ -2,7 +2,7 @@
 /// a destination or posted to a closure.
 ///
 /// Start a pipeline with `pipeline(of:)` on a model (a property or a chain) or `pipeline(path:)`,
-/// add operators, and finish it with ``bind(to:_:options:queue:fileID:line:)`` or
+/// add operators, and finish it with ``bind(to:_:options:queue:fileID:line:)-(_,ReferenceWritableKeyPath<Destination,Output>,_,_,_,_)`` or
 /// ``post(options:queue:fileID:line:_:)``. Only the finishing call creates an observation: it
 /// returns an ``ObservationToken``, and the pipeline lives exactly as long as that token.
 ///
@@ -312,7 +312,7 @@ public struct ValuePipeline<Output> {
     /// let token = user.pipeline(of: \.name).bind(to: label, \.subtitle)   // subtitle: String?
     /// ```
     ///
-    /// The same as ``bind(to:_:options:queue:fileID:line:)`` in every other way.
+    /// The same as ``bind(to:_:options:queue:fileID:line:)-(_,ReferenceWritableKeyPath<Destination,Output>,_,_,_,_)`` in every other way.
     ///
     /// - Parameters:
     ///   - destination: Held weakly, as for the non-optional form.
@@ -424,7 +424,7 @@ public struct ValuePipeline<Output> {
     ///     token.
     ///   - path: From `destination` to the object whose property is written.
     ///   - keyPath: The property to write.
-    ///   - options: As for ``bind(to:_:options:queue:fileID:line:)``.
+    ///   - options: As for ``bind(to:_:options:queue:fileID:line:)-(_,ReferenceWritableKeyPath<Destination,Output>,_,_,_,_)``.
     ///   - queue: Where pushes are delivered; the main queue by default.
     ///   - fileID: The file that creates the token (the default), where debugging tools list it.
     ///   - line: The line that creates the token (the default), where debugging tools list it.
@@ -468,7 +468,7 @@ public struct ValuePipeline<Output> {
     ///     token.
     ///   - path: From `destination` to the object whose property is written.
     ///   - keyPath: The property to write.
-    ///   - options: As for ``bind(to:_:options:queue:fileID:line:)``.
+    ///   - options: As for ``bind(to:_:options:queue:fileID:line:)-(_,ReferenceWritableKeyPath<Destination,Output>,_,_,_,_)``.
     ///   - queue: Where pushes are delivered; the main queue by default.
     ///   - fileID: The file that creates the token (the default), where debugging tools list it.
     ///   - line: The line that creates the token (the default), where debugging tools list it.
