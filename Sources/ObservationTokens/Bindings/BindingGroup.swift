@@ -3,8 +3,10 @@ import Synchronization
 /// The subscriptions that make up one binding or pipeline token, ended together.
 ///
 /// A binding may need several subscriptions: one per source property, a hub that coalesces
-/// them, one on each side of a two-way binding, and a sentinel in the destination's registry
-/// that hears the destination deinitialize. The token holds one of them (its *main*
+/// them, one on each side of a two-way binding, one on the destination property of a binding to
+/// a model (which hears the destination deinitialize), a destination path's watcher, and — for a
+/// model destination whose property is not `@Observed` — a sentinel in the destination's
+/// registry. The token holds one of them (its *main*
 /// subscription); the group holds the rest. Whichever of them ends first — the token dropped
 /// or invalidated, a root deinitialized, the destination gone at delivery — ends the group,
 /// which ends every member.

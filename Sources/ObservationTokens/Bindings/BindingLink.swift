@@ -34,7 +34,8 @@ enum BindingPushOutcome {
 
 /// One directed binding that writes a model — a pipeline bound to a model property (directly,
 /// through a path, or by name), a pair of a group binding, one direction of a two-way binding —
-/// and the rules that make a change cross a cycle of bindings once (docs/Bindings.md, "Cycles").
+/// and the rules that make a change cross a cycle of bindings once (docs/Bindings.md, "Cycles
+/// and changes that meet").
 ///
 /// Each change carries a number (``BindingWave``); each property a binding reads or writes
 /// directly holds the number of the last change it took (``BindingMember``). A push carries
@@ -48,11 +49,11 @@ enum BindingPushOutcome {
 ///
 /// A change that comes back to a binding that pushed it, with a value that still differs from
 /// the destination's, can't settle: a debug build stops naming the cycle; a release build
-/// writes nothing more and logs once (``reportCycle(origin:)``).
+/// writes nothing more and logs once (`reportCycle()`).
 ///
 /// Bindings that write no model (to a plain object, postings) never take part: they push
 /// every delivery, as any token runs, and cost nothing more.
-final class BindingLink: @unchecked Sendable {  // mutable state is atomic; the rest is immutable
+final class BindingLink: @unchecked Sendable {  // see the fields: atomic, set once before use, or released like a callback
     enum Trigger {
         /// A queued delivery of the binding's subscription, in a drain of `queue`.
         case delivery
@@ -73,12 +74,6 @@ final class BindingLink: @unchecked Sendable {  // mutable state is atomic; the 
         _ link: BindingLink, _ gate: BindingGate, _ isRefresh: Bool
     ) -> BindingPushOutcome
 
-    /// What `cutOffBinding` looks for.
-    enum Kind {
-        case binding, twoWay, pair
-    }
-
-    let kind: Kind
     let site: CreationSite
     /// The queue whose drains deliver this binding (where it reads its source).
     let queue: CoalescingQueue
@@ -114,12 +109,11 @@ final class BindingLink: @unchecked Sendable {  // mutable state is atomic; the 
     @exclusivity(unchecked) private var destinationKeyPath: (@Sendable () -> AnyKeyPath?)?
 
     init(
-        kind: Kind, site: CreationSite, queue: CoalescingQueue, landingQueue: CoalescingQueue? = nil,
+        site: CreationSite, queue: CoalescingQueue, landingQueue: CoalescingQueue? = nil,
         sources: [BindingMember], destination: BindingMember?, destinationID: ObjectIdentifier?,
         cutsAlone: Bool = false, destinationKeyPath: (@Sendable () -> AnyKeyPath?)?,
         push: @escaping Pusher
     ) {
-        self.kind = kind
         self.site = site
         self.queue = queue
         self.landingQueue = landingQueue
@@ -304,7 +298,7 @@ final class BindingLink: @unchecked Sendable {  // mutable state is atomic; the 
             if lastPushed.load(ordering: .relaxed) >= origin {
                 // This change crossed this binding already. Coming back with a value that
                 // still differs, it can't settle.
-                if destination != nil, origin == held, compare() == .different { reportCycle(origin: origin) }
+                if destination != nil, origin == held, compare() == .different { reportCycle() }
                 return false
             }
             if destination != nil, origin == held, compare() != .different { return false }
@@ -341,7 +335,7 @@ final class BindingLink: @unchecked Sendable {  // mutable state is atomic; the 
     /// write differs from the destination's: the cycle's operators don't agree. A debug build
     /// stops with the cycle's members and where each binding was created; a release build
     /// writes nothing (the wave stops here) and logs once per binding.
-    private func reportCycle(origin: UInt64) {
+    private func reportCycle() {
         let message =
             "ObservationTokens: a cycle of bindings cannot settle: a change went around it and came back different, "
             + "so it would go around forever. The cycle: \(cycleDescription()). Each binding of a cycle must write "

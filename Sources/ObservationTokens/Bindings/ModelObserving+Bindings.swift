@@ -298,7 +298,7 @@ extension ModelObserving where Self: ObservableModel {
             }
             let destinationKeyPath = pair.destinationKeyPath
             let link = BindingLink(
-                kind: .pair, site: site, queue: queue, sources: [BindingMember.acquire(serial: serial, on: self)],
+                site: site, queue: queue, sources: [BindingMember.acquire(serial: serial, on: self)],
                 destination: written, destinationID: ObjectIdentifier(destination), cutsAlone: true,
                 destinationKeyPath: { destinationKeyPath.value }
             ) { _, gate, _ in

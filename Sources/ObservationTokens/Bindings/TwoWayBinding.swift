@@ -78,7 +78,7 @@ enum TwoWayBinding {
         nonisolated(unsafe) let destinationPath = destinationKeyPath
         let isAcross = sourceQueue !== destinationQueue
         return BindingLink(
-            kind: .twoWay, site: site, queue: sourceQueue, landingQueue: isAcross ? destinationQueue : nil,
+            site: site, queue: sourceQueue, landingQueue: isAcross ? destinationQueue : nil,
             sources: [sourceMember], destination: destinationMember, destinationID: ObjectIdentifier(destination),
             destinationKeyPath: { destinationPath }
         ) { link, gate, _ in

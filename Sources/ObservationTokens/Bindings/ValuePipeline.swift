@@ -631,7 +631,7 @@ public struct ValuePipeline<Output> {
             }
         }
         let link = BindingLink(
-            kind: .binding, site: site, queue: queue, sources: members.compactMap { $0 }, destination: written,
+            site: site, queue: queue, sources: members.compactMap { $0 }, destination: written,
             destinationID: ObjectIdentifier(target),
             destinationKeyPath: {
                 var keyPath: AnyKeyPath?

@@ -48,6 +48,7 @@ import Testing
         person.name = "b"
         queue.drain()
         #expect(card.title == "a" && card.subtitle == "b")
+        withExtendedLifetime(tokens) {}
     }
 
     @Test func cuttingOffATwoWayBindingFromEitherSideEndsBothDirections() {
