@@ -304,7 +304,15 @@ class Subscription: @unchecked Sendable {  // see the rules above
     /// asks `admitsChange()` first. The other subscriptions pay one test of a constant.
     @inline(__always)
     final func markPendingForChange() -> Bool {
-        if screensChanges, !isPending, !admitsChange() { return false }
+        if screensChanges { return markPendingIfAdmitted() }
+        return markPending()
+    }
+
+    /// The screening half of `markPendingForChange()`, out of line: the setter's loop over a
+    /// property's subscriptions stays as small as before.
+    @inline(never)
+    private func markPendingIfAdmitted() -> Bool {
+        if !isPending, !admitsChange() { return false }
         return markPending()
     }
 
