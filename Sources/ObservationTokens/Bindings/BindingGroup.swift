@@ -60,6 +60,22 @@ final class BindingGroup: Locked<BindingGroup.State>, @unchecked Sendable {  // 
     /// Whether the group has ended.
     var hasEnded: Bool { withLock { $0.hasEnded } }
 
+    /// Takes the members that belong to `link` out of the group and ends them, leaving the
+    /// others (one pair of a group binding, cut off).
+    func endMembers(of link: BindingLink) {
+        let taken = withLock { state -> [LinkSubscription] in
+            guard !state.hasEnded else { return [] }
+            var all = state.members
+            if let first = state.first { all.insert(first, at: 0) }
+            let taken = all.compactMap { $0 as? LinkSubscription }.filter { $0.link === link }
+            let kept = all.filter { member in !taken.contains { $0 === member } }
+            state.first = kept.first
+            state.members = Array(kept.dropFirst())
+            return taken
+        }
+        for member in taken { member.endAlone() }
+    }
+
     /// Ends every member and takes every sentinel out of its registry. Idempotent.
     func endAll() {
         let taken = withLock { state -> State? in

@@ -173,7 +173,11 @@ final class BindingLink: @unchecked Sendable {  // see the fields: atomic, set o
     /// Ends the binding for `cutOffBinding`: the token, or only this pair of a group.
     func cutOff() {
         guard let subscription = main?.load(as: LinkSubscription.self) else { return }
-        if cutsAlone { subscription.endAlone() } else { subscription.end() }
+        if cutsAlone, let group = subscription.group {
+            group.endMembers(of: self)
+        } else {
+            subscription.end()
+        }
     }
 
     /// The destination key path, for `cutOffBinding`.

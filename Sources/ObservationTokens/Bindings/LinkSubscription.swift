@@ -143,7 +143,8 @@ final class LinkSubscription: Subscription, @unchecked Sendable {  // see Subscr
     /// The `setOrigin` of `member` this subscription last gave or took.
     private let lastSeenSet: Atomic<UInt64>
 
-    /// Ends this subscription without ending its group: one pair of a group binding, cut off.
+    /// Ends this subscription without ending its group (one pair of a group binding, cut
+    /// off): `BindingGroup.endMembers(of:)` ends the link's other subscriptions with it.
     func endAlone() {
         isAlone.store(true, ordering: .releasing)
         end()

@@ -14,8 +14,8 @@ extension ModelObserving where Self: ObservableModel {
     /// cut: one-way bindings and pipelines (whatever their operators), two-way bindings between
     /// the two properties (made by either side: the whole binding ends), and pairs of group
     /// bindings (only that pair stops; the group's other pairs and its token go on). Bindings
-    /// that read the property through a path, and bindings to a destination path, are not
-    /// cut: end them with their tokens. A cut binding's token reports `isValid == false`
+    /// that read the property through a path, and bindings to a destination path or to a
+    /// property named by a string, are not cut: end them with their tokens. A cut binding's token reports `isValid == false`
     /// (except a group's, which stays valid for its other pairs).
     ///
     /// - Parameters:

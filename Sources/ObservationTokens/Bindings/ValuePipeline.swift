@@ -630,9 +630,12 @@ public struct ValuePipeline<Output> {
                 watched = .paths([ObservedPath(steps: [.name(name)])])
             }
         }
+        // `cutOffBinding` finds bindings to a property of the destination, not to a path.
+        var writesTarget = true
+        if case .path = destination { writesTarget = false }
         let link = BindingLink(
             site: site, queue: queue, sources: members.compactMap { $0 }, destination: written,
-            destinationID: ObjectIdentifier(target),
+            destinationID: writesTarget ? ObjectIdentifier(target) : nil,
             destinationKeyPath: {
                 var keyPath: AnyKeyPath?
                 _ = write(nil, &keyPath)

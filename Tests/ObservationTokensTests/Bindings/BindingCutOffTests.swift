@@ -96,9 +96,28 @@ import Testing
         #expect(token.isValid)
         if toAModel {
             #expect(card.title == "a" && card.years == 2)
+            // (the pair watched card.title; it no longer does)
+            #expect(card.observerCount(of: \.title) == 0 && card.observerCount(of: \.years) == 1)
         } else {
             #expect(label.text == "a" && label.count == 2)
         }
+    }
+
+    @Test func aBindingToADestinationPathIsNotCutOffAsABindingToTheRoot() {
+        // Given a binding to friend.name of person, and one to person.name itself
+        let queue = CoalescingQueue(target: .manual)
+        let source = BindPerson(name: "a")
+        let person = BindPerson()
+        person.friend = BindPerson()
+        let toPath = source.pipeline(of: \.name).bind(to: person, KeyPathChain(\BindPerson.friend), \.name, queue: queue)
+        let toRoot = source.bind(\.name, to: person, \.name, queue: queue)
+
+        // When the binding to person.name is cut off
+        let cut = source.cutOffBinding(\.name, to: person, \.name)
+
+        // Then the one to the path goes on
+        #expect(cut == 1)
+        #expect(toPath.isValid && !toRoot.isValid)
     }
 
     @Test func stoppingPostingsEndsEveryPostingOfThePropertyAndNoBinding() {
