@@ -152,4 +152,29 @@ import Testing
         #expect(queueA.pendingCount == 0 && queueB.pendingCount == 0)
         withExtendedLifetime(token) {}
     }
+
+    @Test func aValueInFlightWhenBothEndsGoAwayIsDroppedAndNothingLeaks() {
+        // Given a bound to b across two queues, and a value of a handed over to b's queue
+        let queueA = CoalescingQueue(target: .manual)
+        let queueB = CoalescingQueue(target: .manual)
+        var a: BindPerson? = BindPerson()
+        var b: BindPerson? = BindPerson()
+        var token: ObservationToken? = a!.bindTwoWay(\.name, with: b!, \.name, options: [], queue: queueA, otherQueue: queueB)
+        weak let weakA = a
+        weak let weakB = b
+        weak let weakToken = token
+        a!.name = "in flight"
+        queueA.drain()
+        #expect(queueB.pendingCount == 1)
+
+        // When the token and both objects are dropped before b's queue drains
+        token = nil
+        a = nil
+        b = nil
+
+        // Then everything is gone, and the drain writes nothing
+        #expect(weakToken == nil && weakA == nil && weakB == nil)
+        #expect(queueB.drain() == 0)
+        #expect(queueB.pendingCount == 0)
+    }
 }
