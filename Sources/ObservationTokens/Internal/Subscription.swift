@@ -83,7 +83,7 @@ class Subscription: @unchecked Sendable {  // see the rules above
     /// Whether this is a `.property` target (started with `start(root:key:)`).
     final let isProperty: Bool
     /// Whether a change asks `admitsChange()` before it makes this subscription pending
-    /// (bindings: see `BindingSubscription`). Such a subscription is never plain.
+    /// (bindings that write models: see `LinkSubscription`). Such a subscription is never plain.
     final let screensChanges: Bool
     @exclusivity(unchecked) private var propertySlot: Int32 = -1
     final let flags = Atomic<UInt32>(0)
