@@ -15,8 +15,19 @@ private final class Volume: ObservableModel {
     @Observed var level = 0
 }
 
+/// A value that is not `Equatable`: every set is a change, so a cycle of bindings that copied
+/// it back would never stop.
+private struct Tint {
+    var red = 0
+}
+
+/// A member of a ring of bindings, for the cycle case.
+private final class Swatch: ObservableModel {
+    @Observed var tint = Tint()
+}
+
 extension DemoCase {
-    static let bindingCases: [DemoCase] = [bindingPipeline, twoWayWinner, bindingLifetime]
+    static let bindingCases: [DemoCase] = [bindingPipeline, twoWayWinner, bindingCycle, bindingLifetime]
 
     static let bindingPipeline = DemoCase(
         "binding-pipeline",
@@ -64,11 +75,11 @@ extension DemoCase {
     static let twoWayWinner = DemoCase(
         "two-way-binding",
         group: .bindings,
-        summary: "A two-way binding: no echo, and the receiver wins a same-tick tie.",
+        summary: "A two-way binding: no echo, and the later change wins a same-tick tie.",
         shows: """
             `a.bindTwoWay(\\.level, with: b, \\.level)` gives b a's value at once; then either side's \
             change reaches the other once per tick, and the binding never echoes its own writes. When \
-            both sides change in the same tick, the receiver (a) wins.
+            both sides change in the same tick, the later change wins, whichever side it was made on.
             """
     ) { timeline in
         let queue = CoalescingQueue(target: .manual)
@@ -87,13 +98,51 @@ extension DemoCase {
         timeline.expect("one delivery, no echo back", delivered, equals: 1)
         timeline.expect("nothing left for the next tick", queue.drain(), equals: 0)
 
-        slider.level = 1
         model.level = 9
-        timeline.step("slider.level = 1, then model.level = 9, in the same tick")
+        slider.level = 1
+        timeline.step("model.level = 9, then slider.level = 1, in the same tick")
         timeline.endTick(draining: queue)
         timeline.note("model.level = \(model.level), slider.level = \(slider.level)")
-        timeline.expect("the receiver wins: both are 9", [model.level, slider.level], equals: [9, 9])
+        timeline.expect("the later change wins: both are 1", [model.level, slider.level], equals: [1, 1])
         withExtendedLifetime(token) {}
+    }
+
+    static let bindingCycle = DemoCase(
+        "binding-cycle",
+        group: .bindings,
+        summary: "A ring of bindings settles in one tick, even for values that are not Equatable.",
+        shows: """
+            `a → b → c → a`: a change crosses each binding once and never comes back to where it \
+            started, so a ring of a value that is not `Equatable` (every set is a change) stops. When two \
+            members change in one tick, the later change wins everywhere, in the same drain.
+            """
+    ) { timeline in
+        let queue = CoalescingQueue(target: .manual)
+        let a = Swatch()
+        let b = Swatch()
+        let c = Swatch()
+        let ring = [
+            a.bind(\.tint, to: b, \.tint, options: [], queue: queue),
+            b.bind(\.tint, to: c, \.tint, options: [], queue: queue),
+            c.bind(\.tint, to: a, \.tint, options: [], queue: queue),
+        ]
+        timeline.step(#"a.bind(\.tint, to: b, \.tint); b.bind(\.tint, to: c, \.tint); c.bind(\.tint, to: a, \.tint)"#)
+
+        a.tint = Tint(red: 1)
+        timeline.step("a.tint = Tint(red: 1)  — Tint is not Equatable: every set is a change")
+        let first = timeline.endTick(draining: queue)
+        timeline.expect("b and c took it: two pushes, none back to a", first, equals: 2)
+        timeline.expect("the next tick has nothing to do", timeline.endTick(draining: queue), equals: 0)
+
+        a.tint = Tint(red: 2)
+        c.tint = Tint(red: 3)
+        timeline.step("a.tint = Tint(red: 2), then c.tint = Tint(red: 3), in the same tick")
+        timeline.endTick(draining: queue)
+        let reds = [a.tint.red, b.tint.red, c.tint.red]
+        timeline.note("a, b, c: \(reds)")
+        timeline.expect("the later change wins everywhere, in one drain", reds, equals: [3, 3, 3])
+        timeline.expect("settled", timeline.endTick(draining: queue), equals: 0)
+        withExtendedLifetime(ring) {}
     }
 
     static let bindingLifetime = DemoCase(

@@ -55,24 +55,35 @@ let full = ValuePipeline.combineLatest(foo.pipeline(of: \.name), bar.pipeline(of
 docExpect(label.text == "Ada" && profileCard.title == "Ada" && profileCard.years == 36, "label.text == \"Ada\" && profileCard.title == \"Ada\" && profileCard.years == 36")
 #sourceLocation()
     do {
-    docBlock("docs/Bindings.md", 91)
-#sourceLocation(file: "docs/Bindings.md", line: 92)
+    docBlock("docs/Bindings.md", 76)
+#sourceLocation(file: "docs/Bindings.md", line: 77)
+final class Caption { var subtitle: String? }
+
+let caption = Caption()
+let subtitle = person.bind(\.name, to: caption, \.subtitle, queue: queue)   // String to String?
+#sourceLocation()
+#sourceLocation(file: "docs/Bindings.md", line: 75)
+docExpect(caption.subtitle == "Ada", "caption.subtitle == \"Ada\"")
+#sourceLocation()
+    do {
+    docBlock("docs/Bindings.md", 104)
+#sourceLocation(file: "docs/Bindings.md", line: 105)
 // friend.name ← clown.name, whoever the friend is
 let token = try clown.pipeline(of: \.name).bind(to: person, path: "friend.name")
 #sourceLocation()
     do {
-    docBlock("docs/Bindings.md", 127)
-#sourceLocation(file: "docs/Bindings.md", line: 128)
+    docBlock("docs/Bindings.md", 140)
+#sourceLocation(file: "docs/Bindings.md", line: 141)
 let token = person.pipeline(of: \.name).map { "[\($0)]" }.bind(to: label, \.text, options: [], queue: queue)
 label.text = "scribbled"
 token.now()   // label.text == "[Ada]" again; person's other observers heard nothing
 #sourceLocation()
-#sourceLocation(file: "docs/Bindings.md", line: 126)
+#sourceLocation(file: "docs/Bindings.md", line: 139)
 docExpect(label.text == "[Ada]", "label.text == \"[Ada]\"")
 #sourceLocation()
     do {
-    docBlock("docs/Bindings.md", 143)
-#sourceLocation(file: "docs/Bindings.md", line: 144)
+    docBlock("docs/Bindings.md", 156)
+#sourceLocation(file: "docs/Bindings.md", line: 157)
 b.name = "Bo"
 profileCard.title = "Captain"
 let token = ValuePipeline.combineLatest(
@@ -83,14 +94,71 @@ let token = ValuePipeline.combineLatest(
 }
 .bind(to: label, \.text, queue: queue)
 #sourceLocation()
-#sourceLocation(file: "docs/Bindings.md", line: 142)
+#sourceLocation(file: "docs/Bindings.md", line: 155)
 docExpect(label.text == "Ada 36, friend of Bo, Captain", "label.text == \"Ada 36, friend of Bo, Captain\"")
 #sourceLocation()
-    withExtendedLifetime(token) {}
+    do {
+    docBlock("docs/Bindings.md", 198)
+#sourceLocation(file: "docs/Bindings.md", line: 199)
+let service = Person(), screen = Person()
+let serviceQueue = CoalescingQueue(target: .manual), screenQueue = CoalescingQueue(target: .manual)
+
+let status = service.bindTwoWay(\.name, with: screen, \.name, options: [], queue: serviceQueue, otherQueue: screenQueue)
+service.name = "online"
+serviceQueue.drain()   // reads service.name here and hands the value over: returns 0
+screenQueue.drain()    // writes screen.name here: returns 1
+#sourceLocation()
+#sourceLocation(file: "docs/Bindings.md", line: 197)
+docExpect(screen.name == "online", "screen.name == \"online\"")
+#sourceLocation()
+    do {
+    docBlock("docs/Bindings.md", 265)
+#sourceLocation(file: "docs/Bindings.md", line: 266)
+// a → b → c → a
+let c = Person()
+let ring = [
+    a.bind(\.name, to: b, \.name, options: [], queue: queue),
+    b.bind(\.name, to: c, \.name, options: [], queue: queue),
+    c.bind(\.name, to: a, \.name, options: [], queue: queue),
+]
+a.name = "x"
+c.name = "y"    // in the same tick, later
+queue.drain()   // returns 3: b = "x"; then a = "y" and b = "y" (c holds "y" already)
+queue.drain()   // returns 0: settled
+#sourceLocation()
+#sourceLocation(file: "docs/Bindings.md", line: 264)
+docExpect(a.name == "y" && b.name == "y" && c.name == "y", "a.name == \"y\" && b.name == \"y\" && c.name == \"y\"")
+#sourceLocation()
+    // docs/Bindings.md:332: compiled, not run (the two calls' counts depend on the bindings made above on this page)
+    _ = { () async throws in
+#sourceLocation(file: "docs/Bindings.md", line: 333)
+var tokens = Set<ObservationToken>()
+person.bind(\.name, to: label, \.text, queue: queue).store(in: &tokens)
+person.pipeline(of: \.age).post(queue: queue) { print($0) }.store(in: &tokens)
+
+person.cutOffBinding(\.name, to: label, \.text)   // returns 1: label.text no longer follows name
+person.stopPosting(\.age)                          // returns 1
+try person.stopPosting(path: "friend.name")        // returns 0: no posting of that path
+#sourceLocation()
+        withExtendedLifetime(tokens) {}
+    }
+    withExtendedLifetime(c) {}
+    withExtendedLifetime(ring) {}
+    }
+    withExtendedLifetime(service) {}
+    withExtendedLifetime(screen) {}
+    withExtendedLifetime(serviceQueue) {}
+    withExtendedLifetime(screenQueue) {}
+    withExtendedLifetime(status) {}
     }
     withExtendedLifetime(token) {}
     }
     withExtendedLifetime(token) {}
+    }
+    withExtendedLifetime(token) {}
+    }
+    withExtendedLifetime(caption) {}
+    withExtendedLifetime(subtitle) {}
     }
     withExtendedLifetime(name) {}
     withExtendedLifetime(badge) {}

@@ -6,8 +6,8 @@ import ObservationTokens
 
 /// The code blocks of docs/Debugging.md, in order; each runs inside the scope of the ones before it.
 @MainActor func docPageDebugging() async throws {
-    docBlock("docs/Debugging.md", 25)
-#sourceLocation(file: "docs/Debugging.md", line: 26)
+    docBlock("docs/Debugging.md", 26)
+#sourceLocation(file: "docs/Debugging.md", line: 27)
 final class Floor: ObservableModel { @Observed var level = 0 }
 final class Desk: ObservableModel { @Observed var floor = Floor() }
 final class Manager: ObservableModel { @Observed var desk: Desk? }
@@ -24,12 +24,12 @@ print(desk.observationReport)
 //     property 0x…4160 "floor" observer: FloorLabel 0x…4000 options: [] queue: manual 0x…03e0 created at App/Label.swift:49
 //     path 0x…6580 "desk.floor" rooted at Manager 0x…3ca0 observer: none options: [] queue: manual 0x…03e0 created at App/Desk.swift:50
 #sourceLocation()
-#sourceLocation(file: "docs/Debugging.md", line: 24)
+#sourceLocation(file: "docs/Debugging.md", line: 25)
 docExpect(desk.observationReport.contains("\"desk.floor\" rooted at Manager"), "desk.observationReport.contains(\"\\\"desk.floor\\\" rooted at Manager\")")
 #sourceLocation()
     do {
-    docBlock("docs/Debugging.md", 73)
-#sourceLocation(file: "docs/Debugging.md", line: 74)
+    docBlock("docs/Debugging.md", 74)
+#sourceLocation(file: "docs/Debugging.md", line: 75)
 final class Address: ObservableModel { @Observed var zip = "" }
 final class Boss: ObservableModel { @Observed var address: Address? }
 final class Company: ObservableModel { @Observed var boss: Boss? }
@@ -39,9 +39,9 @@ oldAddress.zip = "10115"
 boss.address = oldAddress
 company.boss = boss
 #sourceLocation()
-    // docs/Debugging.md:87: compiled, not run (the watchpoint handler is process-wide: the debugging tests install their own)
+    // docs/Debugging.md:88: compiled, not run (the watchpoint handler is process-wide: the debugging tests install their own)
     _ = { () async throws in
-#sourceLocation(file: "docs/Debugging.md", line: 88)
+#sourceLocation(file: "docs/Debugging.md", line: 89)
 let watch = company.breakOnChange(of: \.boss?.address?.zip)
 boss.address = otherAddress   // stops: the value at the path changed
 otherAddress.zip = "97211"    // stops
@@ -50,18 +50,18 @@ oldAddress.zip = "x"          // nothing: the watchpoint followed the path to th
         withExtendedLifetime(watch) {}
     }
     do {
-    docBlock("docs/Debugging.md", 115)
-#sourceLocation(file: "docs/Debugging.md", line: 116)
+    docBlock("docs/Debugging.md", 116)
+#sourceLocation(file: "docs/Debugging.md", line: 117)
 let address = Address()
 let token = address.observe(\.zip) { address in print("zip code is now", address.zip) }
 let breakpoint = token.breakOnInvoke()
 #sourceLocation()
-#sourceLocation(file: "docs/Debugging.md", line: 114)
+#sourceLocation(file: "docs/Debugging.md", line: 115)
 docExpect(breakpoint.isValid, "breakpoint.isValid")
 #sourceLocation()
-    // docs/Debugging.md:191: compiled, not run (the census is process-wide: the debugging tests count it)
+    // docs/Debugging.md:192: compiled, not run (the census is process-wide: the debugging tests count it)
     _ = { () async throws in
-#sourceLocation(file: "docs/Debugging.md", line: 192)
+#sourceLocation(file: "docs/Debugging.md", line: 193)
 ObservationDebugging.isCensusEnabled = true      // first thing in main, or a test's setup
 // … open and close the screen a few times …
 print(ObservationDebugging.censusReport())

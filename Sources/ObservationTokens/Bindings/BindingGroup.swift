@@ -1,8 +1,12 @@
+import Synchronization
+
 /// The subscriptions that make up one binding or pipeline token, ended together.
 ///
 /// A binding may need several subscriptions: one per source property, a hub that coalesces
-/// them, one on each side of a two-way binding, and a sentinel in the destination's registry
-/// that hears the destination deinitialize. The token holds one of them (its *main*
+/// them, one on each side of a two-way binding, one on the destination property of a binding to
+/// a model (which hears the destination deinitialize), a destination path's watcher, and — for a
+/// model destination whose property is not `@Observed` — a sentinel in the destination's
+/// registry. The token holds one of them (its *main*
 /// subscription); the group holds the rest. Whichever of them ends first — the token dropped
 /// or invalidated, a root deinitialized, the destination gone at delivery — ends the group,
 /// which ends every member.
@@ -39,9 +43,10 @@ final class BindingGroup: Locked<BindingGroup.State>, @unchecked Sendable {  // 
         if !accepted { member.end() }
     }
 
-    /// Puts a sentinel in `object`'s registry: when `object` deinitializes, the group ends.
-    func addSentinel(on object: ObservableModelBase) {
-        let sentinel = BindingSentinel(root: object, group: self)
+    /// Puts a sentinel in `object`'s registry: when `object` deinitializes, the group ends. For
+    /// a model destination whose property is not `@Observed` (the others are watched).
+    func addSentinel(on object: ObservableModelBase, site: CreationSite) {
+        let sentinel = BindingSentinel(root: object, group: self, site: site)
         let registry = object.registry
         let accepted = withLock { state -> Bool in
             guard !state.hasEnded else { return false }
@@ -59,6 +64,22 @@ final class BindingGroup: Locked<BindingGroup.State>, @unchecked Sendable {  // 
     /// the other members (sentinels excluded); nothing once the group has ended.
     var debugMembers: (main: Subscription?, parts: [Subscription]) {
         withLock { ($0.first, $0.members) }
+    }
+
+    /// Takes the members that belong to `link` out of the group and ends them, leaving the
+    /// others (one pair of a group binding, cut off).
+    func endMembers(of link: BindingLink) {
+        let taken = withLock { state -> [LinkSubscription] in
+            guard !state.hasEnded else { return [] }
+            var all = state.members
+            if let first = state.first { all.insert(first, at: 0) }
+            let taken = all.compactMap { $0 as? LinkSubscription }.filter { $0.link === link }
+            let kept = all.filter { member in !taken.contains { $0 === member } }
+            state.first = kept.first
+            state.members = Array(kept.dropFirst())
+            return taken
+        }
+        for member in taken { member.endAlone() }
     }
 
     /// Ends every member and takes every sentinel out of its registry. Idempotent.
@@ -88,8 +109,22 @@ final class BindingGroup: Locked<BindingGroup.State>, @unchecked Sendable {  // 
 /// Not generic: the action ignores the root or reaches it through its registry, and a generic
 /// class would cost a metadata lookup at each creation.
 final class BindingSubscription: Subscription, @unchecked Sendable {  // see Subscription
+    /// What `cutOffBinding` and `stopPosting` look for.
+    enum Purpose {
+        /// A hub, or a source of several.
+        case part
+        /// The subscription of a posting.
+        case posting
+        /// A subscription of a binding to a property of an object that is not a model: the
+        /// object, the write (which hands back the key path it writes when given no value, see
+        /// `BindingWrite`), and whether cutting it off ends only this subscription (a pair of a
+        /// group), not the token.
+        case binding(ObjectIdentifier, BindingWrite, alone: Bool)
+    }
+
     @exclusivity(unchecked) private var push: (@Sendable () -> Bool)?
     let group: BindingGroup?
+    let purpose: Purpose
 
     /// A member of `group` that runs `action` at each delivery.
     ///
@@ -99,7 +134,7 @@ final class BindingSubscription: Subscription, @unchecked Sendable {  // see Sub
         site: CreationSite, group: BindingGroup, action: @escaping @Sendable () -> Void
     ) {
         self.init(
-            root: root, target: target, options: options, queue: queue, site: site, group: group,
+            root: root, target: target, options: options, queue: queue, site: site, group: group, purpose: .part,
             push: {
                 action()
                 return true
@@ -110,10 +145,11 @@ final class BindingSubscription: Subscription, @unchecked Sendable {  // see Sub
     ///   subscription, and its group.
     init(
         root: __shared ObservableModelBase, target: Target, options: ObservationOptions, queue: CoalescingQueue,
-        site: CreationSite, group: BindingGroup?, push: @escaping @Sendable () -> Bool
+        site: CreationSite, group: BindingGroup?, purpose: Purpose, push: @escaping @Sendable () -> Bool
     ) {
         self.push = push
         self.group = group
+        self.purpose = purpose
         super.init(
             rootRegistry: root.registry, hasObserver: false, target: target,
             options: options.subtracting(.initial), queue: queue, wantsOldValue: false, site: site)
@@ -122,6 +158,22 @@ final class BindingSubscription: Subscription, @unchecked Sendable {  // see Sub
     override func invoke(observer: AnyObject?, root: ObservableModelBase) {
         if let push, !push() { end() }
     }
+
+    /// The key path this binding writes, for `cutOffBinding`.
+    var writtenKeyPath: AnyKeyPath? {
+        guard case .binding(_, let write, _) = purpose else { return nil }
+        var keyPath: AnyKeyPath?
+        _ = write(nil, &keyPath)
+        return keyPath
+    }
+
+    /// Ends this subscription without ending its group: one pair of a group binding, cut off.
+    func endAlone() {
+        isAlone.store(true, ordering: .releasing)
+        end()
+    }
+
+    private let isAlone = Atomic<Bool>(false)
 
     override var mainSubscription: Subscription { group?.debugMembers.main ?? self }
 
@@ -135,7 +187,7 @@ final class BindingSubscription: Subscription, @unchecked Sendable {  // see Sub
 
     override func releaseCallback() {
         push = nil
-        group?.endAll()
+        if !isAlone.load(ordering: .acquiring) { group?.endAll() }
     }
 }
 
@@ -144,11 +196,11 @@ final class BindingSubscription: Subscription, @unchecked Sendable {  // see Sub
 final class BindingSentinel: Subscription, @unchecked Sendable {  // see Subscription
     private weak var group: BindingGroup?
 
-    init(root: __shared ObservableModelBase, group: BindingGroup) {
+    init(root: __shared ObservableModelBase, group: BindingGroup, site: CreationSite) {
         self.group = group
         super.init(
             rootRegistry: root.registry, hasObserver: false, target: .property, options: [],
-            queue: CoalescingQueue.main, wantsOldValue: false, site: CreationSite(fileID: #fileID, line: #line))
+            queue: CoalescingQueue.main, wantsOldValue: false, site: site)
     }
 
     override func releaseCallback() {

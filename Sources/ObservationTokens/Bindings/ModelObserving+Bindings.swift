@@ -112,13 +112,45 @@ extension ModelObserving where Self: ObservableModelBase {
     ///   - destinationKeyPath: The property to write.
     ///   - options: `.initial` (the default), `.immediate`.
     ///   - queue: Where pushes are delivered; the main queue by default.
-    ///   - fileID: The file that creates the token (the default), named by debug-build misuse traps.
-    ///   - line: The line that creates the token (the default), named by debug-build misuse traps.
+    ///   - fileID: The file that creates the token (the default), where debugging tools list it.
+    ///   - line: The line that creates the token (the default), where debugging tools list it.
     /// - Returns: The token that keeps the binding alive.
     public func bind<Value, Destination: AnyObject>(
         _ keyPath: KeyPath<Self, Value>,
         to destination: Destination,
         _ destinationKeyPath: ReferenceWritableKeyPath<Destination, Value>,
+        options: ObservationOptions = [.initial],
+        queue: CoalescingQueue = .main,
+        fileID: StaticString = #fileID,
+        line: UInt = #line
+    ) -> ObservationToken {
+        pipeline(of: keyPath).bind(
+            to: destination, destinationKeyPath, options: options, queue: queue, fileID: fileID, line: line)
+    }
+
+    /// Binds a property of the receiver to an optional property of `destination`: the value is
+    /// written wrapped (a `String` property to a `String?` one).
+    ///
+    /// ```swift
+    /// let token = user.bind(\.name, to: label, \.subtitle)   // subtitle: String?
+    /// ```
+    ///
+    /// The same as the form with a non-optional destination property in every other way.
+    ///
+    /// - Parameters:
+    ///   - keyPath: An `@Observed` property of the receiver.
+    ///   - destination: Held weakly; its deinit (if it is a model) or absence at the next push
+    ///     ends the token.
+    ///   - destinationKeyPath: The optional property to write.
+    ///   - options: `.initial` (the default), `.immediate`.
+    ///   - queue: Where pushes are delivered; the main queue by default.
+    ///   - fileID: The file that creates the token (the default), where debugging tools list it.
+    ///   - line: The line that creates the token (the default), where debugging tools list it.
+    /// - Returns: The token that keeps the binding alive.
+    public func bind<Value, Destination: AnyObject>(
+        _ keyPath: KeyPath<Self, Value>,
+        to destination: Destination,
+        _ destinationKeyPath: ReferenceWritableKeyPath<Destination, Value?>,
         options: ObservationOptions = [.initial],
         queue: CoalescingQueue = .main,
         fileID: StaticString = #fileID,
@@ -140,8 +172,8 @@ extension ModelObserving where Self: ObservableModelBase {
     ///   - destinationKeyPath: The property to write.
     ///   - options: `.initial` (the default), `.immediate`, `.endpointChanges`.
     ///   - queue: Where pushes are delivered; the main queue by default.
-    ///   - fileID: The file that creates the token (the default), named by debug-build misuse traps.
-    ///   - line: The line that creates the token (the default), named by debug-build misuse traps.
+    ///   - fileID: The file that creates the token (the default), where debugging tools list it.
+    ///   - line: The line that creates the token (the default), where debugging tools list it.
     /// - Returns: The token that keeps the binding alive.
     public func bind<Value, Destination: AnyObject>(
         _ chain: KeyPathChain<Self, Value>,
@@ -178,8 +210,8 @@ extension ModelObserving where Self: ObservableModelBase {
     ///     ends the token.
     ///   - options: `.initial` (the default), `.immediate`.
     ///   - queue: Where pushes are delivered; the main queue by default.
-    ///   - fileID: The file that creates the token (the default), named by debug-build misuse traps.
-    ///   - line: The line that creates the token (the default), named by debug-build misuse traps.
+    ///   - fileID: The file that creates the token (the default), where debugging tools list it.
+    ///   - line: The line that creates the token (the default), where debugging tools list it.
     /// - Returns: The token that keeps every pair bound.
     /// - Complexity: O(*n*) in the number of pairs to create; a change copies one pair.
     public func bind<Destination: AnyObject>(
@@ -191,6 +223,9 @@ extension ModelObserving where Self: ObservableModelBase {
         line: UInt = #line
     ) -> ObservationToken {
         let site = CreationSite(fileID: fileID, line: line, kind: .binding, options: options)
+        if let model = destination as? ObservableModelBase {
+            return bindPairs(pairs, to: destination, model: model, options: options, queue: queue, site: site)
+        }
         let group = BindingGroup()
         let source = WeakReference(self)
         let target = WeakReference(destination)
@@ -203,21 +238,102 @@ extension ModelObserving where Self: ObservableModelBase {
         let hub = BindingSubscription(
             root: self, target: .property, options: [], queue: queue, site: site, group: group, action: copyAll)
         group.add(hub)
+        let destinationID = ObjectIdentifier(destination)
         for pair in pairs where !group.hasEnded {
             let key = pair.key
+            let destinationKeyPath = pair.destinationKeyPath
             let subscription = BindingSubscription(
                 root: self, target: .property, options: options.intersection(.immediate), queue: queue, site: site,
-                group: group
+                group: group,
+                purpose: .binding(
+                    destinationID,
+                    { _, keyPath in
+                        keyPath = destinationKeyPath.value
+                        return true
+                    }, alone: true)
             ) {
-                guard let model = source.load(as: Self.self) else { return }
-                guard let destination = target.load(as: Destination.self) else { return group.endAll() }
+                guard let model = source.load(as: Self.self) else { return true }
+                guard let destination = target.load(as: Destination.self) else {
+                    group.endAll()
+                    return true
+                }
                 pair.copy(model, destination)
+                return true
             }
             group.add(subscription)
             _ = subscription.start(root: self, key: key)
         }
-        if let model = destination as? ObservableModelBase, !group.hasEnded { group.addSentinel(on: model) }
         if options.contains(.initial), !group.hasEnded { copyAll() }
+        return ObservationToken(subscription: hub)
+    }
+
+    /// `bind(_:to:)` to a model: each pair is a binding that takes part in cycles (see
+    /// ``BindingLink``), and the destination properties are watched, so the destination's
+    /// deinit ends the token.
+    private func bindPairs<Destination: AnyObject>(
+        _ pairs: [BindingPair<Self, Destination>], to destination: Destination, model: ObservableModelBase,
+        options: ObservationOptions, queue: CoalescingQueue, site: CreationSite
+    ) -> ObservationToken {
+        let group = BindingGroup()
+        let source = WeakReference(self)
+        let target = WeakReference(destination)
+        var links: [BindingLink] = []
+        let list = BindingLinkList()
+        // The hub has no edge: it runs `now()` and stands for the group, so it takes no options.
+        let hub = BindingSubscription(
+            root: self, target: .property, options: [], queue: queue, site: site, group: group, purpose: .part
+        ) {
+            for link in list.links where link.run(.explicit) == .gone { return false }
+            return true
+        }
+        group.add(hub)
+        var needsSentinel = false
+        for pair in pairs where !group.hasEnded {
+            guard let serial = pair.key.resolveSerial(on: self) else {
+                group.endAll()
+                break
+            }
+            let written = pair.destinationKey.resolveSerial(on: model).map {
+                BindingMember.acquire(serial: $0, on: model)
+            }
+            let destinationKeyPath = pair.destinationKeyPath
+            let link = BindingLink(
+                site: site, queue: queue, sources: [BindingMember.acquire(serial: serial, on: self)],
+                destination: written, destinationID: ObjectIdentifier(destination), cutsAlone: true,
+                destinationKeyPath: { destinationKeyPath.value }
+            ) { _, gate, _ in
+                guard let model = source.load(as: Self.self), let destination = target.load(as: Destination.self) else {
+                    return .gone
+                }
+                guard gate({ pair.compare(model, destination) }) else { return .held }
+                pair.copy(model, destination)
+                return .applied
+            }
+            let subscription = LinkSubscription(
+                root: self, target: .property, options: options.subtracting(.endpointChanges), queue: queue, site: site,
+                group: group, link: link, member: link.sources.first, role: .main)
+            link.start(main: subscription)
+            group.add(subscription)
+            _ = subscription.start(root: self, key: pair.key)
+            if let written {
+                let watcher = LinkSubscription(
+                    root: model, target: .property, options: [], queue: queue, site: site, group: group, link: link,
+                    member: written, role: .destination)
+                group.add(watcher)
+                if !group.hasEnded { _ = watcher.start(root: model, key: pair.destinationKey) }
+            } else {
+                needsSentinel = true
+            }
+            links.append(link)
+        }
+        if needsSentinel, !group.hasEnded { group.addSentinel(on: model, site: site) }
+        list.links = links
+        if options.contains(.initial), !group.hasEnded {
+            for link in links where link.run(.explicit) == .gone {
+                group.endAll()
+                break
+            }
+        }
         return ObservationToken(subscription: hub)
     }
 
@@ -234,8 +350,19 @@ extension ModelObserving where Self: ObservableModelBase {
     /// `.immediate`). The binding's own writes are not echoed back, so nothing loops, for any
     /// value type.
     ///
-    /// **The receiver wins.** If both sides changed in the same tick, `other` takes the
-    /// receiver's value and the change made to `other` is overwritten.
+    /// **The later change wins.** If both sides changed since the last copy, each side ends
+    /// with the value of the change made later (as with `.immediate`, where each change is
+    /// copied as it is made). A two-way binding is two bindings, one each way, and follows the
+    /// rules for bindings that meet or form cycles (docs/Bindings.md, "Cycles").
+    ///
+    /// **Two queues.** Pass `otherQueue` when `other` is confined to another queue than the
+    /// receiver (a model of a background service and one of the UI): each side is then read,
+    /// written and delivered on its own queue only. A change of the receiver is read on
+    /// `queue`, handed over, and written to `other` in `otherQueue`'s next drain; the other way
+    /// round likewise. With `.immediate`, a change is read in its setter and handed over at
+    /// once; the write still waits for the other queue's drain. `.initial` and
+    /// ``ObservationToken/now()`` read the receiver on the calling thread, so call them on the
+    /// receiver's queue.
     ///
     /// - Parameters:
     ///   - keyPath: An `@Observed` property of the receiver.
@@ -244,9 +371,11 @@ extension ModelObserving where Self: ObservableModelBase {
     ///     property to itself (same object, same key path) is a programming error: a debug
     ///     build stops with a message; a release build returns a token that has already ended.
     ///   - options: `.initial` (the default), `.immediate`.
-    ///   - queue: Where changes are delivered; the main queue by default.
-    ///   - fileID: The file that creates the token (the default), named by debug-build misuse traps.
-    ///   - line: The line that creates the token (the default), named by debug-build misuse traps.
+    ///   - queue: Where changes are delivered (the receiver's queue); the main queue by default.
+    ///   - otherQueue: `other`'s queue, when it is not `queue`: changes of `other` are delivered
+    ///     there, and the receiver's changes are written to `other` there.
+    ///   - fileID: The file that creates the token (the default), where debugging tools list it.
+    ///   - line: The line that creates the token (the default), where debugging tools list it.
     /// - Returns: The token that keeps the binding alive; ``ObservationToken/now()`` copies the
     ///   receiver's value to `other`.
     public func bindTwoWay<Value, Other: ObservableModelBase>(
@@ -255,11 +384,12 @@ extension ModelObserving where Self: ObservableModelBase {
         _ otherKeyPath: ReferenceWritableKeyPath<Other, Value>,
         options: ObservationOptions = [.initial],
         queue: CoalescingQueue = .main,
+        otherQueue: CoalescingQueue? = nil,
         fileID: StaticString = #fileID,
         line: UInt = #line
     ) -> ObservationToken {
         TwoWayBinding.start(
-            self, keyPath, other, otherKeyPath, options: options, queue: queue,
+            self, keyPath, other, otherKeyPath, options: options, queue: queue, otherQueue: otherQueue,
             site: CreationSite(fileID: fileID, line: line, kind: .binding, options: options))
     }
 }

@@ -1,17 +1,19 @@
 /// Writing an `@Observed` property found by name: the end of a binding's string-path
 /// destination, where no typed key path exists.
 protocol ObservedDynamicStore {
-    /// Whether values of type `T` can be written to the property as they are.
+    /// Whether values of type `T` can be written to the property: as they are, or wrapped in
+    /// an `Optional` (a `String` to a `String?` property).
     static func accepts<T>(_ type: T.Type) -> Bool
 
-    /// Sets the property whose storage starts `offset` bytes into `object` to `value`, with
-    /// everything its setter does. False, with nothing written, if `value` has another type.
+    /// Sets the property whose storage starts `offset` bytes into `object` to `value` (wrapped
+    /// in an `Optional` for an optional property), with everything its setter does. False,
+    /// with nothing written, if `value` has another type.
     static func store(_ value: Any, in object: ObservableModelBase, at offset: Int) -> Bool
 }
 
 extension Observed: ObservedDynamicStore {
     static func accepts<T>(_ type: T.Type) -> Bool {
-        T.self is Value.Type
+        T.self is Value.Type || T?.self is Value.Type
     }
 
     static func store(_ value: Any, in object: ObservableModelBase, at offset: Int) -> Bool {
@@ -33,6 +35,8 @@ extension Observed: ObservedDynamicStore {
         } else {
             object._beginExclusiveStore()
             storage.pointee.value = newValue
+            // Nobody observes it now: the count after the store, not `edges` (a walk may have
+            // attached meanwhile; see `_endStoreCounted`).
             if object._endStoreCounted() & (ObservableModelBase._readByPaths - 1) == 0 { return true }
         }
         if _valuesAreIdentical(oldValue, newValue) { return true }

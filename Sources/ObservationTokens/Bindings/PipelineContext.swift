@@ -45,14 +45,14 @@ struct PipelineSource {
     /// start at an `@Observed` property of `root`, or when `onChange` returns false.
     func makeSubscription(
         _ options: ObservationOptions, _ queue: CoalescingQueue, _ site: CreationSite, _ group: BindingGroup?,
-        _ onChange: @escaping @Sendable () -> Bool
+        _ onChange: @escaping @Sendable () -> Bool, purpose: BindingSubscription.Purpose = .part
     ) -> Subscription {
         let subscription: BindingSubscription
         switch watched {
         case .key(let key):
             subscription = BindingSubscription(
                 root: root, target: .key(key, options: options), options: options, queue: queue, site: site,
-                group: group, push: onChange)
+                group: group, purpose: purpose, push: onChange)
             group?.add(subscription)
             if subscription.isProperty {
                 _ = subscription.start(root: root, key: key)
@@ -62,11 +62,46 @@ struct PipelineSource {
         case .path(let path):
             subscription = BindingSubscription(
                 root: root, target: .paths([path]), options: options, queue: queue, site: site, group: group,
-                push: onChange)
+                purpose: purpose, push: onChange)
             group?.add(subscription)
             _ = subscription.start(root: root)
         }
         return subscription
+    }
+
+    /// The record of the one `@Observed` property this source reads, for a binding that writes
+    /// a model; nil for a path (or a key path compared at its endpoint, or one that names no
+    /// `@Observed` property: its subscription will end).
+    func member(_ options: ObservationOptions) -> BindingMember? {
+        guard case .key(let key) = watched, !options.contains(.endpointChanges),
+            let serial = key.resolveSerial(on: root)
+        else { return nil }
+        return BindingMember.acquire(serial: serial, on: root)
+    }
+
+    /// A subscription of `link` on this source, not started yet.
+    func makeLinkSubscription(
+        _ options: ObservationOptions, _ queue: CoalescingQueue, _ site: CreationSite, _ group: BindingGroup,
+        _ link: BindingLink, _ member: BindingMember?, role: LinkSubscription.Role
+    ) -> LinkSubscription {
+        let target: Subscription.Target
+        switch watched {
+        case .key(let key): target = .key(key, options: options)
+        case .path(let path): target = .paths([path])
+        }
+        return LinkSubscription(
+            root: root, target: target, options: options, queue: queue, site: site, group: group, link: link,
+            member: member, role: role)
+    }
+
+    /// Starts a subscription made by `makeLinkSubscription`; it ends (and its group) when the
+    /// source is not an `@Observed` property of `root`, or a path that starts at one.
+    func start(_ subscription: Subscription) {
+        if case .key(let key) = watched, subscription.isProperty {
+            _ = subscription.start(root: root, key: key)
+        } else {
+            _ = subscription.start(root: root)
+        }
     }
 }
 

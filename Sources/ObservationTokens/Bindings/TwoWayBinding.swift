@@ -1,30 +1,22 @@
-import Synchronization
-
-/// The state of one two-way binding between `a.x` and `b.y`.
+/// Two-way bindings between `a.x` and `b.y`: two bindings, `a.x → b.y` and `b.y → a.x`, each
+/// a ``BindingLink`` whose subscription watches its source, in one group and one token.
 ///
-/// Each side has an immediate-mode watcher that runs inside the setter. A watcher marks its
-/// side changed and makes the hub (the token's subscription) pending; the hub copies once per
-/// tick: A to B if A changed, else B to A. So when both sides changed in one tick, A wins.
-/// While the binding writes a side, that side's watcher ignores the change: the binding's own
-/// writes are never echoed back, whatever the value type (no equality needed).
+/// The links' rules do what the binding promises: the binding's own write of one side is a
+/// push of the change the other side holds, so the link back finds that change there already
+/// and writes nothing (no echo, for any value type); when both sides changed since the last
+/// push, the later change wins.
 ///
-/// With `.immediate`, a watcher copies at once instead of making the hub pending.
-final class TwoWayBinding: Sendable {
-    private enum Bit {
-        static let changedA: UInt8 = 1 << 0
-        static let changedB: UInt8 = 1 << 1
-        static let writingA: UInt8 = 1 << 2
-        static let writingB: UInt8 = 1 << 3
-    }
-
-    private let bits = Atomic<UInt8>(0)
-
+/// On two queues (`otherQueue`), each link reads its source on its source's queue and hands
+/// the value to the other queue, which writes it in its next drain (`BindingLink.land`).
+enum TwoWayBinding {
     static func start<A: ObservableModelBase, B: ObservableModelBase, Value>(
         _ a: A, _ keyPathA: ReferenceWritableKeyPath<A, Value>,
         _ b: B, _ keyPathB: ReferenceWritableKeyPath<B, Value>,
-        options: ObservationOptions, queue: CoalescingQueue, site: CreationSite
+        options: ObservationOptions, queue: CoalescingQueue, otherQueue: CoalescingQueue?, site: CreationSite
     ) -> ObservationToken {
         let group = BindingGroup()
+        let keyA = TypedKey(keyPathA as KeyPath<A, Value>)
+        let keyB = TypedKey(keyPathB as KeyPath<B, Value>)
         if a === b, keyPathA as AnyKeyPath == keyPathB as AnyKeyPath {
             // A property bound to itself: its own writes would be changes of the other side.
             #if DEBUG
@@ -32,74 +24,89 @@ final class TwoWayBinding: Sendable {
                     "bindTwoWay(_:with:_:) was asked to bind a property to itself; bind two different properties or objects"
                 )
             #endif
-            let ended = BindingSubscription(
-                root: a, target: .property, options: [], queue: queue, site: site, group: group, action: {})
-            ended.end()
-            return ObservationToken(subscription: ended)
+            return endedToken(a, queue: queue, site: site, group: group)
         }
-        let state = TwoWayBinding()
-        let boxA = WeakReference(a)
-        let boxB = WeakReference(b)
-        let isImmediate = options.contains(.immediate)
-        nonisolated(unsafe) let pathA = keyPathA  // key paths are immutable
-        nonisolated(unsafe) let pathB = keyPathB
-        // Copies in the direction the changed bits say; with none (`now()`, `schedule()`), A to B.
-        let sync: @Sendable (_ changed: UInt8) -> Void = { changed in
-            guard let a = boxA.load(as: A.self), let b = boxB.load(as: B.self) else { return }
-            if changed & Bit.changedB != 0 && changed & Bit.changedA == 0 {
-                state.writing(Bit.writingA) { a[keyPath: pathA] = b[keyPath: pathB] }
-            } else {
-                state.writing(Bit.writingB) { b[keyPath: pathB] = a[keyPath: pathA] }
+        guard let serialA = keyA.resolveSerial(on: a), let serialB = keyB.resolveSerial(on: b) else {
+            // Not `@Observed`: like any token on such a key path, it has ended.
+            return endedToken(a, queue: queue, site: site, group: group)
+        }
+        let memberA = BindingMember.acquire(serial: serialA, on: a)
+        let memberB = BindingMember.acquire(serial: serialB, on: b)
+        let queueB = otherQueue ?? queue
+        let linkAB = link(
+            from: a, keyPathA, memberA, queue: queue, to: b, keyPathB, memberB, queue: queueB, site: site)
+        let linkBA = link(
+            from: b, keyPathB, memberB, queue: queueB, to: a, keyPathA, memberA, queue: queue, site: site)
+        let subscriptionAB = LinkSubscription(
+            root: a, target: .property, options: options.subtracting(.endpointChanges), queue: queue, site: site,
+            group: group, link: linkAB, member: memberA, role: .main)
+        let subscriptionBA = LinkSubscription(
+            root: b, target: .property, options: options.subtracting(.endpointChanges), queue: queueB, site: site,
+            group: group, link: linkBA, member: memberB, role: .main)
+        linkAB.start(main: subscriptionAB)
+        linkBA.start(main: subscriptionBA)
+        group.add(subscriptionAB)
+        group.add(subscriptionBA)
+        _ = subscriptionAB.start(root: a, key: keyA)
+        // `b` takes `a`'s value before `b` is watched, so the binding doesn't hear its own write.
+        if options.contains(.initial), !group.hasEnded, linkAB.run(.explicit) == .gone { group.endAll() }
+        if !group.hasEnded { _ = subscriptionBA.start(root: b, key: keyB) }
+        return ObservationToken(subscription: subscriptionAB)
+    }
+
+    /// The token of a binding that could not start.
+    private static func endedToken(
+        _ a: ObservableModelBase, queue: CoalescingQueue, site: CreationSite, group: BindingGroup
+    ) -> ObservationToken {
+        let ended = BindingSubscription(
+            root: a, target: .property, options: [], queue: queue, site: site, group: group, action: {})
+        ended.end()
+        return ObservationToken(subscription: ended)
+    }
+
+    /// The link that copies `source.sourceKeyPath` to `destination.destinationKeyPath`, read on
+    /// `sourceQueue` and written on `destinationQueue`.
+    private static func link<S: ObservableModelBase, D: ObservableModelBase, Value>(
+        from source: S, _ sourceKeyPath: ReferenceWritableKeyPath<S, Value>, _ sourceMember: BindingMember,
+        queue sourceQueue: CoalescingQueue,
+        to destination: D, _ destinationKeyPath: ReferenceWritableKeyPath<D, Value>,
+        _ destinationMember: BindingMember, queue destinationQueue: CoalescingQueue, site: CreationSite
+    ) -> BindingLink {
+        let sourceBox = WeakReference(source)
+        let destinationBox = WeakReference(destination)
+        nonisolated(unsafe) let sourcePath = sourceKeyPath  // key paths are immutable
+        nonisolated(unsafe) let destinationPath = destinationKeyPath
+        let isAcross = sourceQueue !== destinationQueue
+        return BindingLink(
+            site: site, queue: sourceQueue, landingQueue: isAcross ? destinationQueue : nil,
+            sources: [sourceMember], destination: destinationMember, destinationID: ObjectIdentifier(destination),
+            destinationKeyPath: { destinationPath }
+        ) { link, gate, _ in
+            guard let source = sourceBox.load(as: S.self) else { return .gone }
+            let value = source[keyPath: sourcePath]
+            guard isAcross else {
+                guard let destination = destinationBox.load(as: D.self) else { return .gone }
+                guard gate({ BindingComparison(_bindingCompare(destination[keyPath: destinationPath], value)) }) else {
+                    return .held
+                }
+                destination[keyPath: destinationPath] = value
+                return .applied
             }
-        }
-        // The hub has no edge: it is only ever scheduled, so it takes no options.
-        let hub = BindingSubscription(
-            root: a, target: .property, options: [], queue: queue, site: site, group: group
-        ) { sync(state.takeChanged()) }
-        group.add(hub)
-        let weakHub = WeakReference(hub)
-        let watch: @Sendable (_ changed: UInt8, _ writing: UInt8) -> Void = { changed, writing in
-            guard !state.isWriting(writing) else { return }
-            if isImmediate {
-                sync(changed)
-            } else {
-                state.mark(changed)
-                weakHub.load(as: BindingSubscription.self)?.schedule()
+            // The destination is read and written on its own queue only.
+            guard gate({ .unknown }) else { return .held }
+            let origin = BindingWave.currentOrigin
+            let carried = _UncheckedSendable(value)  // handed from one queue to the other, like any value
+            destinationQueue.enqueueNotice {
+                link.land(origin: origin) { gate in
+                    guard let destination = destinationBox.load(as: D.self) else { return .gone }
+                    let value = carried.value
+                    let comparison = { BindingComparison(_bindingCompare(destination[keyPath: destinationPath], value)) }
+                    guard gate(comparison) else { return .held }
+                    destination[keyPath: destinationPath] = value
+                    return .applied
+                }
             }
+            return .handedOver
         }
-        let keyA = TypedKey(keyPathA as KeyPath<A, Value>)
-        let watcherA = BindingSubscription(
-            root: a, target: .property, options: .immediate, queue: queue, site: site, group: group
-        ) { watch(Bit.changedA, Bit.writingA) }
-        group.add(watcherA)
-        _ = watcherA.start(root: a, key: keyA)
-        let keyB = TypedKey(keyPathB as KeyPath<B, Value>)
-        let watcherB = BindingSubscription(
-            root: b, target: .property, options: .immediate, queue: queue, site: site, group: group
-        ) { watch(Bit.changedB, Bit.writingB) }
-        group.add(watcherB)
-        if !group.hasEnded { _ = watcherB.start(root: b, key: keyB) }
-        if options.contains(.initial), !group.hasEnded { sync(0) }
-        return ObservationToken(subscription: hub)
-    }
-
-    private func mark(_ changed: UInt8) {
-        bits.bitwiseOr(changed, ordering: .acquiringAndReleasing)
-    }
-
-    private func takeChanged() -> UInt8 {
-        bits.bitwiseAnd(~(Bit.changedA | Bit.changedB), ordering: .acquiringAndReleasing).oldValue
-            & (Bit.changedA | Bit.changedB)
-    }
-
-    private func isWriting(_ side: UInt8) -> Bool {
-        bits.load(ordering: .acquiring) & side != 0
-    }
-
-    /// Runs `write` with `side` marked as being written by the binding.
-    private func writing(_ side: UInt8, _ write: () -> Void) {
-        bits.bitwiseOr(side, ordering: .acquiringAndReleasing)
-        defer { bits.bitwiseAnd(~side, ordering: .acquiringAndReleasing) }
-        write()
     }
 }

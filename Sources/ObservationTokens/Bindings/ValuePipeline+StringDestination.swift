@@ -24,7 +24,7 @@ extension ValuePipeline {
     ///   - destination: The root of the destination path; held weakly, and its deinit ends
     ///     the token.
     ///   - path: Dotted property names from `destination`; the last one is written.
-    ///   - options: As for ``bind(to:_:options:queue:fileID:line:)``.
+    ///   - options: As for ``bind(to:_:options:queue:fileID:line:)-(_,ReferenceWritableKeyPath<Destination,Output>,_,_,_,_)``.
     ///   - queue: Where pushes are delivered; the main queue by default.
     ///   - fileID: The file that creates the token (the default), named by debug-build misuse traps.
     ///   - line: The line that creates the token (the default), named by debug-build misuse traps.
@@ -60,17 +60,21 @@ extension ValuePipeline {
                 writtenType: String(describing: Output.self), path: path, position: names.count)
         }
         let site = CreationSite(fileID: fileID, line: line, kind: .binding, options: options)
-        let write = StringDestination(names: names, path: path, site: site)
+        let store = StringDestination(names: names, path: path, site: site)
         let box = WeakReference(destination)
-        let objectPath = names.count > 1 ? ObservedPath(steps: names.dropLast().map { PathStep.name($0) }) : nil
-        return start(
-            options: options, queue: queue, site: site, sentinelOn: destination,
-            destinationPath: objectPath.map { (destination, $0) }
-        ) { value in
+        let write: BindingWrite = { value, _ in
+            guard let value else { return true }
             guard let destination = box.load(as: ObservableModelBase.self) else { return false }
-            write.store(value, from: destination)
+            store.store(value.assumingMemoryBound(to: Output.self).pointee, from: destination)
             return true
         }
+        guard names.count > 1 else {
+            return startLinked(
+                options: options, queue: queue, site: site, destination: .named(destination, names[0]), write: write)
+        }
+        let objectPath = ObservedPath(steps: names.dropLast().map { PathStep.name($0) })
+        return startLinked(
+            options: options, queue: queue, site: site, destination: .path(destination, objectPath), write: write)
     }
 
     /// Whether the pipeline's values are `Any` or `Any?` (a string-path source): their type

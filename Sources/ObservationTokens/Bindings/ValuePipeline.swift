@@ -2,7 +2,7 @@
 /// a destination or posted to a closure.
 ///
 /// Start a pipeline with `pipeline(of:)` on a model (a property or a chain) or `pipeline(path:)`,
-/// add operators, and finish it with ``bind(to:_:options:queue:fileID:line:)`` or
+/// add operators, and finish it with ``bind(to:_:options:queue:fileID:line:)-(_,ReferenceWritableKeyPath<Destination,Output>,_,_,_,_)`` or
 /// ``post(options:queue:fileID:line:_:)``. Only the finishing call creates an observation: it
 /// returns an ``ObservationToken``, and the pipeline lives exactly as long as that token.
 ///
@@ -269,6 +269,10 @@ public struct ValuePipeline<Output> {
     /// change of the source is pushed once per tick on `queue` (or inside the setter, with
     /// `.immediate`). Pass `options: []` to leave the destination alone until the first change.
     ///
+    /// A destination that is a model takes part in the rules for bindings that meet or form a
+    /// cycle (docs/Bindings.md, "Cycles"): where two changes meet, the later one wins, and a
+    /// change crosses each binding once.
+    ///
     /// - Parameters:
     ///   - destination: Held weakly. If it is an ``ObservableModel``, its deinit ends the token
     ///     at once; any other object's absence ends the token at the next push.
@@ -276,8 +280,8 @@ public struct ValuePipeline<Output> {
     ///   - options: `.initial` (the default) pushes at creation; `.immediate`; `.endpointChanges`
     ///     for path sources.
     ///   - queue: Where pushes are delivered; the main queue by default.
-    ///   - fileID: The file that creates the token (the default), named by debug-build misuse traps.
-    ///   - line: The line that creates the token (the default), named by debug-build misuse traps.
+    ///   - fileID: The file that creates the token (the default), where debugging tools list it.
+    ///   - line: The line that creates the token (the default), where debugging tools list it.
     /// - Returns: The token that keeps the binding alive; ``ObservationToken/now()`` pushes the
     ///   current value through this pipeline.
     /// - Complexity: O(*s*) in the number of sources to create; each push runs every operator once.
@@ -293,34 +297,115 @@ public struct ValuePipeline<Output> {
         // Built here, in the caller's module, where it is specialized. The key path's lifetime
         // ends in the closure (`consume`, `__owned`), which makes the closure its only user: the
         // optimizer then moves a literal into it, and writing the property is a direct store
-        // instead of a trip through the key path runtime (≈ 1,800 instructions).
-        let write = Self._writer(consume keyPath)
+        // instead of a trip through the key path runtime (≈ 1,800 instructions). The closure
+        // also reads the property (to compare) and hands the key path back when asked.
+        let access = Self._access(consume keyPath)
         return _bind(
-            to: destination, write: _UncheckedSendable(write), options: options, queue: queue,
+            to: destination, access: _UncheckedSendable(access), options: options, queue: queue,
             site: CreationSite(fileID: fileID, line: line, kind: .binding, options: options))
     }
 
-    /// Writes through `keyPath`; see `bind(to:_:)`.
+    /// Binds the pipeline to an optional property of `destination`: each value is written
+    /// wrapped (a `String` pipeline to a `String?` property).
+    ///
+    /// ```swift
+    /// let token = user.pipeline(of: \.name).bind(to: label, \.subtitle)   // subtitle: String?
+    /// ```
+    ///
+    /// The same as ``bind(to:_:options:queue:fileID:line:)-(_,ReferenceWritableKeyPath<Destination,Output>,_,_,_,_)`` in every other way.
+    ///
+    /// - Parameters:
+    ///   - destination: Held weakly, as for the non-optional form.
+    ///   - keyPath: The optional property to write.
+    ///   - options: `.initial` (the default), `.immediate`, `.endpointChanges` for path sources.
+    ///   - queue: Where pushes are delivered; the main queue by default.
+    ///   - fileID: The file that creates the token (the default), where debugging tools list it.
+    ///   - line: The line that creates the token (the default), where debugging tools list it.
+    /// - Returns: The token that keeps the binding alive.
     @inlinable @inline(__always)
-    static func _writer<Destination>(
+    public func bind<Destination: AnyObject>(
+        to destination: Destination,
+        _ keyPath: consuming ReferenceWritableKeyPath<Destination, Output?>,
+        options: ObservationOptions = [.initial],
+        queue: CoalescingQueue = .main,
+        fileID: StaticString = #fileID,
+        line: UInt = #line
+    ) -> ObservationToken {
+        let access = ValuePipeline<Output?>._access(consume keyPath)
+        return _promoted()._bind(
+            to: destination, access: _UncheckedSendable(access), options: options, queue: queue,
+            site: CreationSite(fileID: fileID, line: line, kind: .binding, options: options))
+    }
+
+    /// The pipeline with each value wrapped in an `Optional`, for optional destinations.
+    @usableFromInline
+    func _promoted() -> ValuePipeline<Output?> {
+        map { Optional($0) }
+    }
+
+    /// Writes, compares and names the property at `keyPath`, in one closure that is the key
+    /// path's only user (see `bind(to:_:)`):
+    /// - with a destination and a value, writes the value (`compare` false) or compares it with
+    ///   what the property holds (`compare` true: 0 the same, 1 different, 2 can't tell);
+    /// - with no destination, hands back `keyPath`.
+    @inlinable @inline(__always)
+    static func _access<Destination>(
         _ keyPath: __owned ReferenceWritableKeyPath<Destination, Output>
-    ) -> (Destination, Output) -> Void {
-        { $0[keyPath: keyPath] = $1 }
+    ) -> _DestinationAccess<Destination, Output> {
+        { destination, value, compare, keyPathOut in
+            guard let destination, let value else {
+                keyPathOut = keyPath
+                return 0
+            }
+            if compare { return _bindingCompare(destination[keyPath: keyPath], value.pointee) }
+            destination[keyPath: keyPath] = value.pointee
+            return 0
+        }
     }
 
     /// The non-inlinable half of `bind(to:_:)`.
     @usableFromInline
     func _bind<Destination: AnyObject>(
-        to destination: Destination, write: _UncheckedSendable<(Destination, Output) -> Void>,
+        to destination: Destination, access: _UncheckedSendable<_DestinationAccess<Destination, Output>>,
         options: ObservationOptions, queue: CoalescingQueue, site: CreationSite
     ) -> ObservationToken {
         let reference = WeakReference(destination)
-        return start(options: options, queue: queue, site: site, sentinelOn: destination as? ObservableModelBase) {
-            value in
+        let write: BindingWrite = { value, keyPathOut in
+            guard let value else {
+                _ = access.value(nil, nil, false, &keyPathOut)
+                return true
+            }
             guard let destination = reference.load(as: Destination.self) else { return false }
-            write.value(destination, value)
+            _ = access.value(destination, value.assumingMemoryBound(to: Output.self), false, &keyPathOut)
             return true
         }
+        guard let model = destination as? ObservableModelBase else {
+            // Not a model: nothing reads it, so no cycle runs through it. A plain binding.
+            return start(
+                options: options, queue: queue, site: site, purpose: .binding(ObjectIdentifier(destination), write, alone: false),
+                write: write)
+        }
+        var keyPath: AnyKeyPath?
+        _ = write(nil, &keyPath)
+        let key = keyPath.map { keyPath in
+            TypedKey(
+                keyPath: keyPath,
+                reader: { object, keyPath in
+                    guard let object = object as? Destination,
+                        let keyPath = keyPath as? ReferenceWritableKeyPath<Destination, Output>
+                    else { return nil }
+                    return object[keyPath: keyPath]
+                })
+        }
+        let compare: BindingCompare = { value in
+            guard let destination = reference.load(as: Destination.self) else { return .unknown }
+            var unused: AnyKeyPath?
+            let answer = access.value(destination, value.assumingMemoryBound(to: Output.self), true, &unused)
+            return BindingComparison(answer)
+        }
+        return startLinked(
+            options: options, queue: queue, site: site, destination: .property(model, key), write: write,
+            compare: compare)
     }
 
     /// Binds the pipeline to a property at the end of a path from `destination`, following the
@@ -339,10 +424,10 @@ public struct ValuePipeline<Output> {
     ///     token.
     ///   - path: From `destination` to the object whose property is written.
     ///   - keyPath: The property to write.
-    ///   - options: As for ``bind(to:_:options:queue:fileID:line:)``.
+    ///   - options: As for ``bind(to:_:options:queue:fileID:line:)-(_,ReferenceWritableKeyPath<Destination,Output>,_,_,_,_)``.
     ///   - queue: Where pushes are delivered; the main queue by default.
-    ///   - fileID: The file that creates the token (the default), named by debug-build misuse traps.
-    ///   - line: The line that creates the token (the default), named by debug-build misuse traps.
+    ///   - fileID: The file that creates the token (the default), where debugging tools list it.
+    ///   - line: The line that creates the token (the default), where debugging tools list it.
     /// - Returns: The token that keeps the binding alive.
     public func bind<Destination: ObservableModelBase, Target: ObservableModelBase>(
         to destination: Destination,
@@ -355,14 +440,16 @@ public struct ValuePipeline<Output> {
     ) -> ObservationToken {
         let box = WeakReference(destination)
         nonisolated(unsafe) let keyPath = keyPath  // key paths are immutable
-        return start(
-            options: options, queue: queue,
-            site: CreationSite(fileID: fileID, line: line, kind: .binding, options: options),
-            sentinelOn: destination,
-            destinationPath: (destination, path.path)
-        ) { value in
+        return startLinked(
+            options: options, queue: queue, site: CreationSite(fileID: fileID, line: line, kind: .binding, options: options),
+            destination: .path(destination, path.path)
+        ) { value, keyPathOut in
+            guard let value else {
+                keyPathOut = keyPath
+                return true
+            }
             guard let destination = box.load(as: Destination.self) else { return false }
-            path.evaluate(destination)?[keyPath: keyPath] = value
+            path.evaluate(destination)?[keyPath: keyPath] = value.assumingMemoryBound(to: Output.self).pointee
             return true
         }
     }
@@ -381,10 +468,10 @@ public struct ValuePipeline<Output> {
     ///     token.
     ///   - path: From `destination` to the object whose property is written.
     ///   - keyPath: The property to write.
-    ///   - options: As for ``bind(to:_:options:queue:fileID:line:)``.
+    ///   - options: As for ``bind(to:_:options:queue:fileID:line:)-(_,ReferenceWritableKeyPath<Destination,Output>,_,_,_,_)``.
     ///   - queue: Where pushes are delivered; the main queue by default.
-    ///   - fileID: The file that creates the token (the default), named by debug-build misuse traps.
-    ///   - line: The line that creates the token (the default), named by debug-build misuse traps.
+    ///   - fileID: The file that creates the token (the default), where debugging tools list it.
+    ///   - line: The line that creates the token (the default), where debugging tools list it.
     /// - Returns: The token that keeps the binding alive.
     public func bind<Destination: ObservableModelBase, Target: ObservableModelBase>(
         to destination: Destination,
@@ -397,14 +484,16 @@ public struct ValuePipeline<Output> {
     ) -> ObservationToken {
         let box = WeakReference(destination)
         nonisolated(unsafe) let keyPath = keyPath  // key paths are immutable
-        return start(
-            options: options, queue: queue,
-            site: CreationSite(fileID: fileID, line: line, kind: .binding, options: options),
-            sentinelOn: destination,
-            destinationPath: (destination, path.path)
-        ) { value in
+        return startLinked(
+            options: options, queue: queue, site: CreationSite(fileID: fileID, line: line, kind: .binding, options: options),
+            destination: .path(destination, path.path)
+        ) { value, keyPathOut in
+            guard let value else {
+                keyPathOut = keyPath
+                return true
+            }
             guard let destination = box.load(as: Destination.self) else { return false }
-            path.evaluate(destination)[keyPath: keyPath] = value
+            path.evaluate(destination)[keyPath: keyPath] = value.assumingMemoryBound(to: Output.self).pointee
             return true
         }
     }
@@ -418,13 +507,17 @@ public struct ValuePipeline<Output> {
     ///     .post(options: []) { balance in print("balance is now", balance) }
     /// ```
     ///
+    /// The closure is your code, like a token's callback: what it changes is a new change (see
+    /// docs/Bindings.md, "Cycles"). ``ModelObserving/stopPosting(_:)`` ends every posting of a
+    /// property at once.
+    ///
     /// - Parameters:
     ///   - options: `.initial` (the default) posts the current value at creation; pass `[]` to
     ///     receive only new values. `.immediate`; `.endpointChanges` for path sources.
     ///   - queue: Where values are delivered; the main queue by default.
     ///   - receive: Called once per push that passed every operator.
-    ///   - fileID: The file that creates the token (the default), named by debug-build misuse traps.
-    ///   - line: The line that creates the token (the default), named by debug-build misuse traps.
+    ///   - fileID: The file that creates the token (the default), where debugging tools list it.
+    ///   - line: The line that creates the token (the default), where debugging tools list it.
     /// - Returns: The token that keeps the posting alive.
     public func post(
         options: ObservationOptions = [.initial],
@@ -433,41 +526,36 @@ public struct ValuePipeline<Output> {
         line: UInt = #line,
         _ receive: @escaping @Sendable (Output) -> Void
     ) -> ObservationToken {
-        let site = CreationSite(fileID: fileID, line: line, kind: .pipeline, options: options)
-        return start(options: options, queue: queue, site: site, sentinelOn: nil) { value in
-            receive(value)
+        start(options: options, queue: queue, site: CreationSite(fileID: fileID, line: line, kind: .pipeline, options: options), purpose: .posting) {
+            value, _ in
+            if let value { receive(value.assumingMemoryBound(to: Output.self).pointee) }
             return true
         }
     }
 
-    /// Creates the subscriptions and the token.
+    /// Creates the subscriptions and the token of a binding that writes no model (or a
+    /// posting): it pushes at every delivery, like any token's callback.
     ///
-    /// - Parameters:
-    ///   - sentinelOn: The destination, if it is a model: its deinit ends the token.
-    ///   - destinationPath: Watched so that a new object at its end is brought up to date.
-    ///   - apply: Applies a value; false when the destination is gone, which ends the token.
+    /// - Parameter write: Writes a value; false when the destination is gone, which ends the
+    ///   token.
     func start(
         options: ObservationOptions,
         queue: CoalescingQueue,
         site: CreationSite,
-        sentinelOn destination: ObservableModelBase?,
-        destinationPath: (root: ObservableModelBase, path: ObservedPath)? = nil,
-        apply: @escaping @Sendable (Output) -> Bool
+        purpose: BindingSubscription.Purpose,
+        write: @escaping BindingWrite
     ) -> ObservationToken {
         let puller = makeTokenPuller()
-        // A push, and (for destination paths) a refresh that `removeDuplicates` lets through.
-        let push: @Sendable () -> Bool = { Self.push(puller, apply, isRefresh: false) }
-        // One subscription and nothing to end with it (the usual binding): no group.
-        let isAlone = sources.rest.isEmpty && destination == nil && destinationPath == nil
-        let group = isAlone ? nil : BindingGroup()
+        let push: @Sendable () -> Bool = { Self.push(puller, write) }
         let main: Subscription
-        if let group, !sources.rest.isEmpty {
+        if !sources.rest.isEmpty {
             // Several sources: each source's subscription makes a hub pending, and the hub
             // pushes once per tick. With `.immediate`, each change pushes at once. The hub has
             // no edge: it is only ever scheduled, so it takes no options.
+            let group = BindingGroup()
             let hub = BindingSubscription(
                 root: sources.first.root, target: .property, options: [], queue: queue, site: site, group: group,
-                push: push)
+                purpose: purpose, push: push)
             group.add(hub)
             main = hub
             let onChange: @Sendable () -> Bool
@@ -481,40 +569,209 @@ public struct ValuePipeline<Output> {
                 }
             }
             for source in sources.all {
-                guard source.makeSubscription(options, queue, site, group, onChange).isActive else { break }
+                let subscription = source.makeSubscription(options, queue, site, group, onChange, purpose: purpose)
+                guard subscription.isActive else { break }
             }
         } else {
             // One source: its own subscription is the token's, and delivers the push itself.
-            main = sources.first.makeSubscription(options, queue, site, group, push)
+            // Nothing else to end with it: no group.
+            main = sources.first.makeSubscription(options, queue, site, nil, push, purpose: purpose)
         }
-        if let group, let destinationPath, !group.hasEnded {
-            let watcher = BindingSubscription(
-                root: destinationPath.root, target: .paths([destinationPath.path]),
-                options: options.union(.endpointChanges), queue: queue, site: site, group: group,
-                push: { Self.push(puller, apply, isRefresh: true) })
-            group.add(watcher)
-            _ = watcher.start(root: destinationPath.root)
-        }
-        if let group, let destination, !group.hasEnded { group.addSentinel(on: destination) }
         if options.contains(.initial), main.isActive, !push() { main.end() }
         return ObservationToken(subscription: main)
     }
 
-    /// Runs the operators and applies the value that comes through them, if one does; then the
+    /// Where a binding that writes a model writes.
+    enum LinkedDestination {
+        /// A property of `object`: an `@Observed` one when `key` resolves on it (watched and
+        /// timed); else written blind, and a sentinel hears `object`'s deinit.
+        case property(ObservableModelBase, TypedKey?)
+        /// A property at the end of `path` from `object`: a new object there is brought up to
+        /// date.
+        case path(ObservableModelBase, ObservedPath)
+        /// The property named `name` of `object` itself (a one-component string path).
+        case named(ObservableModelBase, String)
+    }
+
+    /// Creates the subscriptions, the link and the token of a binding that writes a model (see
+    /// ``BindingLink``).
+    ///
+    /// - Parameters:
+    ///   - write: Writes a value; false when the destination is gone, which ends the token.
+    ///   - compare: Compares a value with what the destination holds, when it can.
+    func startLinked(
+        options: ObservationOptions,
+        queue: CoalescingQueue,
+        site: CreationSite,
+        destination: LinkedDestination,
+        write: @escaping BindingWrite,
+        compare: BindingCompare? = nil
+    ) -> ObservationToken {
+        let puller = makeTokenPuller()
+        let group = BindingGroup()
+        let all = sources.all
+        let members = all.map { $0.member(options) }
+        let target: ObservableModelBase
+        var written: BindingMember?
+        var watched: Subscription.Target?
+        switch destination {
+        case .property(let object, let key):
+            target = object
+            if let key, let serial = key.resolveSerial(on: object) {
+                written = BindingMember.acquire(serial: serial, on: object)
+                watched = .key(key, options: [])
+            }
+        case .path(let object, _):
+            target = object
+        case .named(let object, let name):
+            target = object
+            if let serial = PropertyTable(object).serial(ofProperty: name, in: object) {
+                written = BindingMember.acquire(serial: serial, on: object)
+                watched = .paths([ObservedPath(steps: [.name(name)])])
+            }
+        }
+        // `cutOffBinding` finds bindings to a property of the destination, not to a path.
+        var writesTarget = true
+        if case .path = destination { writesTarget = false }
+        let link = BindingLink(
+            site: site, queue: queue, sources: members.compactMap { $0 }, destination: written,
+            destinationID: writesTarget ? ObjectIdentifier(target) : nil,
+            destinationKeyPath: {
+                var keyPath: AnyKeyPath?
+                _ = write(nil, &keyPath)
+                return keyPath
+            },
+            push: { _, gate, isRefresh in Self.push(puller, write, compare, gate, isRefresh) })
+        let main: LinkSubscription
+        if all.count == 1 {
+            main = all[0].makeLinkSubscription(options, queue, site, group, link, members[0], role: .main)
+            link.start(main: main)
+            group.add(main)
+            all[0].start(main)
+        } else {
+            let hub = LinkSubscription(
+                root: all[0].root, target: .property, options: [], queue: queue, site: site, group: group, link: link,
+                member: nil, role: .main)
+            link.start(main: hub)
+            group.add(hub)
+            main = hub
+            let weakHub = WeakReference(hub)
+            for (source, member) in zip(all, members) where !group.hasEnded {
+                let subscription = source.makeLinkSubscription(
+                    options, queue, site, group, link, member, role: .source(hub: weakHub))
+                group.add(subscription)
+                source.start(subscription)
+            }
+        }
+        if !group.hasEnded {
+            switch destination {
+            case .property(let object, let key):
+                if let watched, let key, let written {
+                    let watcher = LinkSubscription(
+                        root: object, target: watched, options: [], queue: queue, site: site, group: group,
+                        link: link, member: written, role: .destination)
+                    group.add(watcher)
+                    if !group.hasEnded { _ = watcher.start(root: object, key: key) }
+                } else {
+                    group.addSentinel(on: object, site: site)
+                }
+            case .path(let object, let path):
+                let watcher = LinkSubscription(
+                    root: object, target: .paths([path]), options: options.union(.endpointChanges), queue: queue,
+                    site: site, group: group, link: link, member: nil, role: .refresh)
+                group.add(watcher)
+                if !group.hasEnded { _ = watcher.start(root: object) }
+            case .named(let object, _):
+                if let watched, let written {
+                    let watcher = LinkSubscription(
+                        root: object, target: watched, options: [], queue: queue, site: site, group: group,
+                        link: link, member: written, role: .destination)
+                    group.add(watcher)
+                    if !group.hasEnded { _ = watcher.start(root: object) }
+                } else {
+                    group.addSentinel(on: object, site: site)
+                }
+            }
+        }
+        if options.contains(.initial), main.isActive, link.run(.explicit) == .gone { main.end() }
+        return ObservationToken(subscription: main)
+    }
+
+    /// Runs the operators and writes the value that comes through them, if one does; then the
     /// `onApply` handlers it reached. False when the destination was found gone.
-    private static func push(_ puller: Puller<Output>, _ apply: @escaping @Sendable (Output) -> Bool, isRefresh: Bool)
-        -> Bool
-    {
-        var context = PipelineContext(isRefresh: isRefresh)
+    private static func push(_ puller: Puller<Output>, _ write: @escaping BindingWrite) -> Bool {
+        var context = PipelineContext(isRefresh: false)
         var destinationIsGone = false
         puller(&context) { context, value in
-            guard apply(value) else {
+            var unused: AnyKeyPath?
+            let written = withUnsafePointer(to: value) { write(UnsafeRawPointer($0), &unused) }
+            guard written else {
                 destinationIsGone = true
                 return
             }
             context.runAfterApply()
         }
         return !destinationIsGone
+    }
+
+    /// `push` for a link: asks `gate` before writing.
+    private static func push(
+        _ puller: Puller<Output>, _ write: @escaping BindingWrite, _ compare: BindingCompare?, _ gate: BindingGate,
+        _ isRefresh: Bool
+    ) -> BindingPushOutcome {
+        var context = PipelineContext(isRefresh: isRefresh)
+        var outcome = BindingPushOutcome.held
+        // The gate runs within this call only; the operators' `next` can't keep it.
+        withoutActuallyEscaping(gate) { gate in
+            puller(&context) { context, value in
+                withUnsafePointer(to: value) { pointer in
+                    let value = UnsafeRawPointer(pointer)
+                    guard gate({ compare?(value) ?? .unknown }) else { return }
+                    var unused: AnyKeyPath?
+                    outcome = write(value, &unused) ? .applied : .gone
+                }
+                if outcome == .applied { context.runAfterApply() }
+            }
+        }
+        return outcome
+    }
+}
+
+/// Writes a pushed value (pointed to, of the pipeline's output type) to a binding's
+/// destination, and returns false when the destination is gone; given no value, hands back the
+/// key path it writes (nil for a posting).
+typealias BindingWrite = @Sendable (_ value: UnsafeRawPointer?, _ keyPath: inout AnyKeyPath?) -> Bool
+
+/// Compares a pushed value (pointed to) with what the destination holds.
+typealias BindingCompare = @Sendable (_ value: UnsafeRawPointer) -> BindingComparison
+
+/// See `ValuePipeline._access(_:)`.
+@usableFromInline
+typealias _DestinationAccess<Destination, Output> =
+    (_ destination: Destination?, _ value: UnsafePointer<Output>?, _ compare: Bool, _ keyPath: inout AnyKeyPath?)
+    -> UInt8
+
+/// Compares two values the way a setter does (`===` for class references, `==` for
+/// `Equatable` values): 0 the same, 1 different, 2 when the type can't be compared.
+@usableFromInline
+func _bindingCompare<T>(_ lhs: T, _ rhs: T) -> UInt8 {
+    guard ValueComparator.for(T.self)._withUnsafeGuaranteedRef({ $0.canCompare }) else { return 2 }
+    return _valuesAreIdentical(lhs, rhs) ? 0 : 1
+}
+
+extension ValueComparator {
+    /// Whether values of the type are compared (the others count as changed on every set).
+    var canCompare: Bool { Swift.type(of: self) != ValueComparator.self }
+}
+
+extension BindingComparison {
+    /// From `_bindingCompare`'s answer.
+    init(_ answer: UInt8) {
+        switch answer {
+        case 0: self = .same
+        case 1: self = .different
+        default: self = .unknown
+        }
     }
 }
 

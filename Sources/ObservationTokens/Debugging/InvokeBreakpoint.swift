@@ -53,6 +53,11 @@ final class InvokeBreakpoint: Subscription, @unchecked Sendable {  // see Subscr
     /// The plan for a live token, from what it is attached to.
     static func plan(for watched: Subscription) -> Plan {
         if watched.site.kind == .willChange { return .willChange }
+        if watched.hasDebugParts {
+            return .impossible(
+                "its parts (one per source, or one per side of a two-way binding) deliver it too, and they may watch other objects than its root. Use breakOnChange(of:) on a source instead, or put a breakpoint in the binding's own code (a map or onApply stage)."
+            )
+        }
         if watched.isProperty {
             if let serial = watched.attachedPropertySerial { return .property(serial: serial) }
             // A binding's hub: only ever scheduled by its parts, which may be on other objects.

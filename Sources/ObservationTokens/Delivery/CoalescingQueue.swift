@@ -55,6 +55,11 @@ public final class CoalescingQueue: Sendable {
     /// still are (`SettledMembers`).
     let drainEpoch = Atomic<UInt64>(0)
 
+    /// What bindings add to a drain's count, taken when it ends: a delivery that wrote nothing
+    /// takes 1 off, a binding pushed within another's delivery adds 1 (see `BindingLink`).
+    /// Changed only by the draining thread.
+    let countAdjustment = Atomic<Int>(0)
+
     /// Creates a queue that delivers to `target`.
     public init(target: Target) {
         self.target = target
@@ -143,6 +148,7 @@ public final class CoalescingQueue: Sendable {
             batch.removeAll(keepingCapacity: true)  // placeholders only: releases nothing
             spare = batch
         }
+        delivered &+= countAdjustment.exchange(0, ordering: .relaxed)
         if reschedule { scheduleDrain() }
         hook?()
         return delivered

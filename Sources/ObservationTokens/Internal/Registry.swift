@@ -428,7 +428,7 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
     private static func enqueue(lone: Unmanaged<Subscription>, owner: ObservableModelBase, oldValue: () -> Any) {
         let subscription = lone.takeRetainedValue()
         subscription.recordOldValue(oldValue)
-        guard subscription.markPending() else { return }
+        guard subscription.markPendingForChange() else { return }
         // A root that is gone is deinitializing; its deinit ends the subscription.
         guard let root = subscription.isRoot(owner) ? owner : subscription.root else { return }
         subscription.queue.enqueue(subscription, retaining: root)
@@ -535,7 +535,7 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
                 // (it may be pending through schedule()).
                 subscription.recordOldValue(oldValue)
             }
-            candidates.removeAll { !$0.markPending() }
+            candidates.removeAll { !$0.markPendingForChange() }
             if !candidates.isEmpty { CoalescingQueue.enqueue(candidates, changedObject: owner) }
         }
         switch needsWork {
@@ -573,7 +573,7 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
             if !isLeaf { subscription.retarget(walks: &walks) }
             if subscription.isImmediate {
                 immediate.append(subscription, default: [])
-            } else if subscription.markPending() {
+            } else if subscription.markPendingForChange() {
                 subscription.recordOldValue(oldValue)
                 if firstPending == nil {
                     firstPending = subscription

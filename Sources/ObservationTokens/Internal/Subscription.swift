@@ -101,6 +101,9 @@ class Subscription: @unchecked Sendable {  // see the rules above
     /// Whether deliveries compare the computed values it watches with what it saw last (every
     /// token; not a computed property's own dependencies, which only invalidate).
     final let comparesComputedValues: Bool
+    /// Whether a change asks `admitsChange()` before it makes this subscription pending
+    /// (bindings that write models: see `LinkSubscription`). Such a subscription is never plain.
+    final let screensChanges: Bool
     @exclusivity(unchecked) private var propertySlot: Int32 = -1
     final let flags = Atomic<UInt32>(0)
 
@@ -115,10 +118,12 @@ class Subscription: @unchecked Sendable {  // see the rules above
         queue: CoalescingQueue,
         wantsOldValue: Bool,
         site: CreationSite,
-        comparesComputedValues: Bool = true
+        comparesComputedValues: Bool = true,
+        screensChanges: Bool = false
     ) {
         self.comparesComputedValues = comparesComputedValues
         self.queue = queue
+        self.screensChanges = screensChanges
         self.rootRegistry = rootRegistry
         self.site = site
         isImmediate = options.contains(.immediate)
@@ -134,7 +139,7 @@ class Subscription: @unchecked Sendable {  // see the rules above
             isProperty = false
             extras = SubscriptionExtras(paths: paths)
         }
-        isPlain = isProperty && !isImmediate && !wantsOldValue && !wantsEndpoints
+        isPlain = isProperty && !isImmediate && !wantsOldValue && !wantsEndpoints && !screensChanges
         #if DEBUG
             LiveCounters.subscriptions.add(1, ordering: .relaxed)
         #endif
@@ -170,6 +175,10 @@ class Subscription: @unchecked Sendable {  // see the rules above
     /// For the debugging aids: what the token watches, when neither its property nor its paths
     /// say it (a tracked token's key path, a will-change token's object).
     var writtenDescription: String? { nil }
+
+    /// For the debugging aids: whether other subscriptions of this token (a binding's second
+    /// side or further sources) deliver it too, so that it has no single place to stop at.
+    var hasDebugParts: Bool { false }
 
     // MARK: Attaching
 
@@ -375,6 +384,28 @@ class Subscription: @unchecked Sendable {  // see the rules above
         flags.bitwiseOr(Flag.computedEdges, ordering: .acquiringAndReleasing)
     }
 
+    /// Asked, for a subscription that `screensChanges` and is not pending, before a change of
+    /// what it watches makes it pending: false keeps it from becoming pending (it dealt with the
+    /// change itself). Called on the changing thread, after the store, with no lock held; it
+    /// does bookkeeping only, never user code.
+    func admitsChange() -> Bool { true }
+
+    /// `markPending()` for a change: a subscription that screens changes and is not pending
+    /// asks `admitsChange()` first. The other subscriptions pay one test of a constant.
+    @inline(__always)
+    final func markPendingForChange() -> Bool {
+        if screensChanges { return markPendingIfAdmitted() }
+        return markPending()
+    }
+
+    /// The screening half of `markPendingForChange()`, out of line: the setter's loop over a
+    /// property's subscriptions stays as small as before.
+    @inline(never)
+    private func markPendingIfAdmitted() -> Bool {
+        if !isPending, !admitsChange() { return false }
+        return markPending()
+    }
+
     /// Whether `object` is this subscription's root.
     @inline(__always)
     final func isRoot(_ object: ObservableModelBase) -> Bool {
@@ -406,7 +437,7 @@ class Subscription: @unchecked Sendable {  // see the rules above
     final func propertyDidChange(changedObject: ObservableModelBase?, oldValue: () -> Any?) {
         if isImmediate {
             deliverNow(oldValue: oldValue(), isChange: true)
-        } else if markPending() {
+        } else if markPendingForChange() {
             if changedObject != nil { recordOldValue(oldValue) }
             guard let root = changedObject.flatMap({ isRoot($0) ? $0 : nil }) ?? rootRegistry.weakOwner else {
                 return

@@ -2,7 +2,7 @@ import Synchronization
 
 @testable import ObservationTokens
 
-// Fixtures of the binding and pipeline tests (issue 13). Every name starts with `Bind`.
+// Fixtures of the binding and pipeline tests. Every name starts with `Bind`.
 
 /// A point that is not `Equatable`: every set counts as a change, so a binding that echoed its
 /// own writes would loop.
@@ -44,6 +44,7 @@ final class BindPerson: ObservableModel, @unchecked Sendable {
 /// `@unchecked Sendable`: see ``BindPerson``.
 final class BindLabel: @unchecked Sendable {
     var text = "" { didSet { textWrites.increment() } }
+    var subtitle: String?
     var isHidden = false
     var count = 0
     var point = BindPoint() { didSet { pointWrites.increment() } }
@@ -58,6 +59,7 @@ final class BindCard: ObservableModel, @unchecked Sendable {
     @Observed var title = ""
     @Observed var years = 0
     @Observed var subtitle = "untouched"
+    @Observed var caption: String? = nil
 }
 
 /// A thread-safe counter.
@@ -77,4 +79,63 @@ final class BindLog<Element: Sendable>: Sendable {
 /// An object a closure captures, so a test can see the closure released.
 final class BindProbe: Sendable {
     func touch() {}
+}
+
+/// A shape that is not `Equatable`, for cycles of values that can't be compared.
+struct BindShape: Sendable {
+    var size = 0
+}
+
+/// Counts every write a member of a cycle takes (equal values too) and, past `limit`, ends the
+/// cycle's tokens: a cycle that would loop forever stops, and the test fails instead of hanging.
+///
+/// `@unchecked Sendable`: the cycle tests set and drain on one thread; `count` is atomic.
+final class BindBreaker: @unchecked Sendable {
+    var limit: Int
+    private let count = Atomic<Int>(0)
+    var tokens: [ObservationToken] = []
+    private(set) var tripped = false
+
+    init(limit: Int) {
+        self.limit = limit
+    }
+
+    var writes: Int { count.load(ordering: .relaxed) }
+
+    func wrote() {
+        guard count.add(1, ordering: .relaxed).newValue > limit, !tripped else { return }
+        tripped = true
+        for token in tokens { token.invalidate() }
+    }
+}
+
+/// A member of a cycle of bindings. Bindings read and write `text` and `shape`, which are
+/// computed over `@Observed` storage (so bindings watch the storage) and count every write.
+///
+/// `@unchecked Sendable`: see ``BindPerson``.
+final class BindNode: ObservableModel, @unchecked Sendable {
+    @Observed var storedText = ""
+    @Observed var storedShape = BindShape()
+    let breaker: BindBreaker
+
+    init(breaker: BindBreaker) {
+        self.breaker = breaker
+        super.init()
+    }
+
+    var text: String {
+        get { storedText }
+        set {
+            breaker.wrote()
+            storedText = newValue
+        }
+    }
+
+    var shape: BindShape {
+        get { storedShape }
+        set {
+            breaker.wrote()
+            storedShape = newValue
+        }
+    }
 }

@@ -2,7 +2,7 @@ import Testing
 
 @testable import ObservationTokens
 
-/// Issue 13: two-way bindings — B takes A's value, no loop, no echo, A wins a same-tick tie.
+/// Two-way bindings — B takes A's value, no loop, no echo, the later change wins a same-tick tie.
 @Suite struct TwoWayBindingTests {
     @Test func otherSideTakesTheReceiversValueAtCreation() {
         let queue = CoalescingQueue(target: .manual)
@@ -58,23 +58,30 @@ import Testing
         withExtendedLifetime((token, watchA, watchB)) {}
     }
 
-    @Test func whenBothSidesChangeInOneTickTheReceiverWins() {
+    @Test func whenBothSidesChangeInOneTickTheLaterChangeWins() {
+        // Given a two-way binding
         let queue = CoalescingQueue(target: .manual)
         let a = BindPerson()
         let b = BindPerson()
         let token = a.bindTwoWay(\.name, with: b, \.name, queue: queue)
 
+        // When b changes, then a, in one tick: a's change is the later one
         b.name = "b first"
         a.name = "a second"
-        queue.drain()
+        let first = queue.drain()
         #expect(a.name == "a second")
         #expect(b.name == "a second")
 
+        // When a changes, then b: b's change is the later one (an `.immediate` binding would
+        // end the same way)
         a.name = "a first"
         b.name = "b second"
-        queue.drain()
-        #expect(a.name == "a first")
-        #expect(b.name == "a first")
+        let second = queue.drain()
+        #expect(a.name == "b second")
+        #expect(b.name == "b second")
+
+        // Then each tick wrote the losing side once, and nothing is left
+        #expect(first == 1 && second == 1)
         #expect(queue.drain() == 0)
         withExtendedLifetime(token) {}
     }

@@ -347,7 +347,7 @@ extension DebuggingTests {
     @Test func aBindingIsOneTokenAtItsSourceAndShowsOnItsDestination() {
         ObservationDebugging.isCensusEnabled = true
         defer { ObservationDebugging.isCensusEnabled = false }
-        // Given a one-way binding into a model (which keeps a sentinel of the binding)
+        // Given a one-way binding into a model (which watches the destination property)
         let queue = CoalescingQueue(target: .manual)
         let person = DebugPerson()
         let label = DebugLabel()
@@ -367,7 +367,7 @@ extension DebuggingTests {
             destination.line
                 == "    binding \(id) \"name\" rooted at DebugPerson \(hex(person)) observer: none options: [.initial] queue: manual \(hex(queue)) created at \(source.site)"
         )
-        #expect(destination.heading == "  binding destination:")
+        #expect(destination.heading == "  text:")  // the destination property, which the binding watches
         #expect(source.census == [.init(observedType: "DebugPerson", site: source.site, count: 1)])
         #expect(ObservationDebugging.census().filter { $0.observedType == "DebugLabel" }.isEmpty)
         #expect(source.graphTokenNodes.count == 1)
