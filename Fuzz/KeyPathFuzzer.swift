@@ -52,7 +52,7 @@ private func checkKeyPath(_ path: String) {
     }
     let queue = CoalescingQueue(target: .manual)
     do {
-        let token = try a.observe(path: path, queue: queue) { _ in }
+        let token = try a.observe(.path(path), queue: queue) { _ in }
         guard !path.isEmpty else { fuzzFailure("the empty path resolved", path) }
         guard token.isValid else { fuzzFailure("resolved to an ended token", path) }
         a.name = "changed"

@@ -23,11 +23,11 @@ extension DemoCase {
         let counter = Counter()
         let changes = Recorder<String>()
 
-        let token = counter.observeChanges(\.count, queue: queue) { _, change in
+        let token = counter.observe(.changes(\.count), queue: queue) { _, change in
             changes.append("\(change.old) → \(change.new)")
             timeline.callback("callback: count changed from \(change.old) to \(change.new)")
         }
-        timeline.step(#"let token = counter.observeChanges(\.count) { counter, change in … }"#)
+        timeline.step(#"let token = counter.observe(.changes(\.count)) { counter, change in … }"#)
 
         for value in 1...1_000 { counter.count = value }
         timeline.step("counter.count = 1, then 2, 3, … 1000  — 1,000 sets in the same tick")

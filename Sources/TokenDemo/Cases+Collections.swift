@@ -40,11 +40,11 @@ extension DemoCase {
         let seen = Recorder<String>()
         timeline.step("inbox.rows = [a, b, c]")
 
-        let objectToken = try! inbox.rows.observeObject(at: 1, queue: queue) { _, row in
+        let objectToken = inbox.rows.observe(.object(at: 1), queue: queue) { _, row in
             seen.append("object: \(row?.title ?? "?") left")
             timeline.callback("object-following: \(row?.title ?? "?") left the array")
         }
-        let indexToken = inbox.rows.observeElement(at: 1, queue: queue) { rows in
+        let indexToken = inbox.rows.observe(.element(at: 1), queue: queue) { rows in
             let now = rows[ifPresent: 1]?.title ?? "nothing"
             seen.append("index: \(now)")
             timeline.callback("index-following: rows[1] is now \(now)")
@@ -94,13 +94,13 @@ extension DemoCase {
         inbox.rows.append(contentsOf: ["a", "b", "c", "d"].map(Row.init))
         let seen = Recorder<ArrayChanges>()
         timeline.step("inbox.rows = [a, b, c, d]")
-        let token = inbox.rows.observeMutations(queue: queue) { rows, changes in
+        let token = inbox.rows.observe(.mutations, queue: queue) { rows, changes in
             seen.append(changes)
             timeline.callback(
                 "rows are \(rows.map(\.title)); delete \(changes.removed), insert \(changes.inserted), reload \(changes.replaced)"
             )
         }
-        timeline.step("let token = inbox.rows.observeMutations { rows, changes in tableView.performBatchUpdates … }")
+        timeline.step("let token = inbox.rows.observe(.mutations) { rows, changes in tableView.performBatchUpdates … }")
 
         inbox.rows.remove(at: 1)
         inbox.rows.append(Row("e"))

@@ -49,8 +49,8 @@ extension DemoCase {
         let manager = Manager(desk: desk)
         let label = FloorLabel()
         let direct = desk.observe(\.floor, observer: label, queue: queue) { _, _ in }
-        let path = try? manager.observe(path: "desk.floor", queue: queue) { _ in }
-        timeline.step(#"desk.observe(\.floor, observer: label) …; manager.observe(path: "desk.floor") …"#)
+        let path = try? manager.observe(.path("desk.floor"), queue: queue) { _ in }
+        timeline.step(#"desk.observe(\.floor, observer: label) …; manager.observe(.path("desk.floor")) …"#)
         let report = desk.observationReport
         for line in report.split(separator: "\n") { timeline.note(String(line)) }
         timeline.expect("the listing shows both observations", report.contains("2 observations"), got: report)
@@ -90,12 +90,12 @@ extension DemoCase {
         let manager = Manager(desk: desk)
         let shop = Shop()
         shop.manager = manager
-        let whichOf = manager.observe(whichOf: [\.desk], queue: queue) { _, _ in }
-        let willChange = desk.observeWillChange { _ in }
+        let whichOf = manager.observe(.whichOf([\.desk]), queue: queue) { _, _ in }
+        let willChange = desk.observe(.willChange) { _ in }
         let tracked = shop.observe(\.manager?.desk?.floor, queue: queue) { _ in }
         let binding = desk.bind(\.floor, to: manager, \.floorShown, queue: queue)
         timeline.step(
-            #"manager.observe(whichOf: [\.desk]); desk.observeWillChange; shop.observe(\.manager?.desk?.floor); desk.bind(\.floor, to: manager, \.floorShown)"#
+            #"manager.observe(.whichOf([\.desk])); desk.observe(.willChange); shop.observe(\.manager?.desk?.floor); desk.bind(\.floor, to: manager, \.floorShown)"#
         )
         for object in [desk, manager] as [ObservableModel] {
             for line in object.observationReport.split(separator: "\n") { timeline.note(String(line)) }
@@ -112,8 +112,8 @@ extension DemoCase {
             "the tracked token is named by its key path",
             deskReport.contains(#""\Shop.manager?.desk?.floor" rooted at Shop"#), got: deskReport)
         timeline.expect(
-            "the binding shows on its destination as bound to it",
-            managerReport.contains("  binding destination:\n    binding "), got: managerReport)
+            "the binding shows on its destination, under the property it writes",
+            managerReport.contains("  floorShown:\n    binding "), got: managerReport)
         let census = ObservationDebugging.census().filter { $0.site.contains("Cases+Debugging.swift") }
         timeline.expect("the census counts each token once", census.map(\.count), equals: [1, 1, 1, 1])
         withExtendedLifetime((whichOf, willChange, tracked, binding)) {}

@@ -31,7 +31,7 @@ extension DemoCase {
         cache.currentUser = ada
         let seen = Recorder<String>()
 
-        let token = cache.observe(zipCodeOfCurrentUser, queue: queue) { cache, zipCode in
+        let token = cache.observe(.chain(zipCodeOfCurrentUser), queue: queue) { cache, zipCode in
             seen.append(quoted(zipCode))
             timeline.callback("callback: currentUser.address.zipCode is \(quoted(zipCode))")
         }
@@ -88,11 +88,11 @@ extension DemoCase {
         let everyChange = Recorder<String>()
         let endpointChanges = Recorder<String>()
 
-        let token = cache.observe(zipCodeOfCurrentUser, queue: queue) { _, zipCode in
+        let token = cache.observe(.chain(zipCodeOfCurrentUser), queue: queue) { _, zipCode in
             everyChange.append(quoted(zipCode))
             timeline.callback("token:  zipCode is \(quoted(zipCode))")
         }
-        let strict = cache.observe(zipCodeOfCurrentUser, options: .endpointChanges, queue: queue) { _, zipCode in
+        let strict = cache.observe(.chain(zipCodeOfCurrentUser), options: .endpointChanges, queue: queue) { _, zipCode in
             endpointChanges.append(quoted(zipCode))
             timeline.callback("strict: zipCode is \(quoted(zipCode))")
         }
@@ -132,7 +132,7 @@ extension DemoCase {
         summary: "Rooted at the address: follow that object; rooted at the user: follow the path.",
         shows: """
             choose the root deliberately. `home.observe(\\.zipCode)` follows that Address object \
-            wherever it goes; `ada.observe(KeyPathChain(\\User.address).then(\\.zipCode))` follows \
+            wherever it goes; `ada.observe(.chain(KeyPathChain(\\User.address).then(\\.zipCode)))` follows \
             whatever address ada has. Replacing the address and changing the new one's zip code in \
             one tick is one callback for the path token (EBNObservable's homeAddress/workAddress).
             """
@@ -144,7 +144,7 @@ extension DemoCase {
         let pathSeen = Recorder<String>()
         let objectSeen = Recorder<String>()
 
-        let pathToken = ada.observe(KeyPathChain(\User.address).then(\.zipCode), queue: queue) { ada, zipCode in
+        let pathToken = ada.observe(.chain(KeyPathChain(\User.address).then(\.zipCode)), queue: queue) { ada, zipCode in
             pathSeen.append(quoted(zipCode))
             timeline.callback(
                 "path token:   ada's address has zip \(quoted(zipCode)) (\(ada.address?.label ?? "none"))")
@@ -154,7 +154,7 @@ extension DemoCase {
             timeline.callback("object token: the home address has zip \(quoted(home.zipCode))")
         }
         timeline.step("ada.address = home (zip \"10115\"); work has zip \"94103\"")
-        timeline.step(#"let pathToken   = ada.observe(KeyPathChain(\User.address).then(\.zipCode)) { … }"#)
+        timeline.step(#"let pathToken   = ada.observe(.chain(KeyPathChain(\User.address).then(\.zipCode))) { … }"#)
         timeline.step(#"let objectToken = home.observe(\.zipCode) { … }"#)
 
         ada.address = work
@@ -183,7 +183,7 @@ extension DemoCase {
         group: .keyPaths,
         summary: "A bad string key path throws a KeyPathError naming the bad component.",
         shows: """
-            string key paths (`try cache.observe(path: "currentUser.address.zipCode")`) are checked when \
+            string key paths (`try cache.observe(.path("currentUser.address.zipCode"))`) are checked when \
             you observe: a bad one throws a `KeyPathError` that names the component, its position and \
             the type it was looked up on. (The same typo in a KeyPathChain does not even compile.)
             """
@@ -195,12 +195,12 @@ extension DemoCase {
 
         func attempt(_ path: String) -> KeyPathError? {
             do throws(KeyPathError) {
-                let token = try cache.observe(path: path, queue: queue) { _ in }
+                let token = try cache.observe(.path(path), queue: queue) { _ in }
                 tokens.append(token)
-                timeline.step("try cache.observe(path: \(quoted(path)))  — fine: token.isValid = \(token.isValid)")
+                timeline.step("try cache.observe(.path(\(quoted(path))))  — fine: token.isValid = \(token.isValid)")
                 return nil
             } catch {
-                timeline.step("try cache.observe(path: \(quoted(path)))  — throws:")
+                timeline.step("try cache.observe(.path(\(quoted(path))))  — throws:")
                 timeline.note("KeyPathError.\(caseName(of: error)): \(error)")
                 return error
             }

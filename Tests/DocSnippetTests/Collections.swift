@@ -25,7 +25,7 @@ final class CollList: ObservableModel {
 #sourceLocation(file: "docs/Collections.md", line: 77)
 let queue = CoalescingQueue(target: .manual)
 let items = ObservedArray(["0", "1", "2", "3"].map(CollItem.init))
-let token = try items.observeObject(at: 1, queue: queue) { _, item in print(item?.title ?? "") }
+let token = items.observe(.object(at: 1), queue: queue) { _, item in print(item?.title ?? "") }
 items.insert(CollItem("new"), at: 0)  // moves to 2
 items.swapAt(0, 2)  // moves to 0
 items.move(from: 0, to: 3)
@@ -46,7 +46,7 @@ final class Row: ObservableModel {
 
 let rows: ObservedDictionary<String, Row> = ["write": Row(), "test": Row()]
 let rowsQueue = CoalescingQueue(target: .manual)
-let rowsToken = rows.observeEach(\.isDone, queue: rowsQueue) { rows in
+let rowsToken = rows.observe(.each(\.isDone), queue: rowsQueue) { rows in
     print(rows.values.filter(\.isDone).count, "done")
 }
 rows["test"]?.isDone = true   // rowsToken fires once, at the end of the tick
@@ -59,7 +59,7 @@ docExpect(rowsQueue.drain() == 1, "rowsQueue.drain() == 1")
 #sourceLocation(file: "docs/Collections.md", line: 206)
 let list = CollList()
 list.items.append(contentsOf: ["a", "b", "c", "d"].map(CollItem.init))
-let token = list.items.observeMutations(queue: queue) { items, changes in print(changes) }
+let token = list.items.observe(.mutations, queue: queue) { items, changes in print(changes) }
 
 list.items.remove(at: 1)
 list.items.append(CollItem("e"))

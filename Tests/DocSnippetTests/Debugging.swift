@@ -17,7 +17,7 @@ let queue = CoalescingQueue(target: .manual)
 let desk = Desk(), manager = Manager(), label = FloorLabel()
 manager.desk = desk
 let property = desk.observe(\.floor, observer: label, queue: queue) { label, desk in label.text = "\(desk.floor.level)" }
-let path = try manager.observe(path: "desk.floor", queue: queue) { _ in }
+let path = try manager.observe(.path("desk.floor"), queue: queue) { _ in }
 print(desk.observationReport)
 // Desk 0x5628b6a1fbc0: 2 observations
 //   floor:

@@ -20,14 +20,14 @@ let cache = UserCache()
 let zipCode = KeyPathChain(\UserCache.currentUser).then(\.address).then(\.zipCode)
 // KeyPathChain<UserCache, String?> — optional because the intermediates are
 
-let token = cache.observe(zipCode) { cache, zipCode in
+let token = cache.observe(.chain(zipCode)) { cache, zipCode in
     print(zipCode ?? "unreachable")   // the endpoint at delivery; nil when unreachable
 }
 #sourceLocation()
     do {
     docBlock("docs/KeyPaths.md", 35)
 #sourceLocation(file: "docs/KeyPaths.md", line: 36)
-let token = cache.observe(endpointOf: zipCode) { cache, endpoint in
+let token = cache.observe(.endpoint(of: zipCode)) { cache, endpoint in
     switch endpoint {
     case .unreachable: print("no user or no address")
     case .value(let zipCode): print(zipCode ?? "a nil zip code")
@@ -37,15 +37,15 @@ let token = cache.observe(endpointOf: zipCode) { cache, endpoint in
     do {
     docBlock("docs/KeyPaths.md", 55)
 #sourceLocation(file: "docs/KeyPaths.md", line: 56)
-let token = cache.observe([
+let token = cache.observe(.chains([
     AnyKeyPathChain(KeyPathChain(\UserCache.currentUser).then(\.address).then(\.zipCode)),
     AnyKeyPathChain(KeyPathChain(\UserCache.currentUser).then(\.address)),
-]) { cache in print("the address or its zip code changed") }
+])) { cache in print("the address or its zip code changed") }
 #sourceLocation()
     do {
     docBlock("docs/KeyPaths.md", 64)
 #sourceLocation(file: "docs/KeyPaths.md", line: 65)
-let token = try cache.observe(path: "currentUser.address.zipCode") { cache in print("zip code changed") }
+let token = try cache.observe(.path("currentUser.address.zipCode")) { cache in print("zip code changed") }
 #sourceLocation()
     do {
     docBlock("docs/KeyPaths.md", 116)
@@ -53,7 +53,7 @@ let token = try cache.observe(path: "currentUser.address.zipCode") { cache in pr
   let currentUser = User(), homeAddress = Address(), workAddress = Address()
   cache.currentUser = currentUser
   let queue = CoalescingQueue(target: .manual)
-  let token = cache.observe(zipCode, queue: queue) { cache, zipCode in print(zipCode ?? "none") }
+  let token = cache.observe(.chain(zipCode), queue: queue) { cache, zipCode in print(zipCode ?? "none") }
 
   currentUser.address = homeAddress    // fires (path element changed)
   currentUser.address = workAddress    // now workAddress is watched, homeAddress isn't

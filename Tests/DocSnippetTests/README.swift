@@ -34,7 +34,7 @@ final class TodoList: ObservableModel {
 }
 let list = TodoList()
 
-let token = list.items.observeMutations { items, changes in
+let token = list.items.observe(.mutations) { items, changes in
     // changes.removed / changes.inserted / changes.replaced, folded over the tick
 }
 #sourceLocation()

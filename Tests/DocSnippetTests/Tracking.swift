@@ -27,7 +27,7 @@ let a = person.observe(\.fullName) { person in print(person.fullName) }         
 let b = cache.observe(\.currentUser?.address?.zipCode) { cache in print("zip changed") }   // composed
 let c = cart.observe(\.items.count) { cart in print(cart.items.count, "items") }           // nested
 let d = person.observe { person in print(person.firstName + " " + person.lastName) }
-let e = person.observeValue({ $0.fullName }) { person, fullName in print(fullName) }
+let e = person.observe(.value({ $0.fullName })) { person, fullName in print(fullName) }
 #sourceLocation()
     do {
     docBlock("docs/Tracking.md", 87)

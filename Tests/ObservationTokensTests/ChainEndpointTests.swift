@@ -10,7 +10,7 @@ struct ChainEndpointTests {
         let cache = PathUserCache(currentUser: PathUser())
         let seen = PathRecorder<String>()
         let chain = KeyPathChain(\PathUserCache.currentUser).then(\.address).then(\.label)
-        let token = cache.observe(endpointOf: chain, options: .initial, queue: queue) { _, endpoint in
+        let token = cache.observe(.endpoint(of: chain), options: .initial, queue: queue) { _, endpoint in
             switch endpoint {
             case .unreachable: seen.record("unreachable")
             case .value(nil): seen.record("nil")
@@ -35,10 +35,7 @@ struct ChainEndpointTests {
         let queue = CoalescingQueue(target: .manual)
         let cache = PathUserCache(currentUser: PathUser(address: PathAddress(zipCode: "1")))
         let seen = PathRecorder<ChainEndpoint<String?>>()
-        let token = cache.observe(
-            endpointOf: KeyPathChain(\PathUserCache.currentUser).then(\.address).then(\.zipCode),
-            options: .endpointChanges, queue: queue
-        ) { _, endpoint in seen.record(endpoint) }
+        let token = cache.observe(.endpoint(of: KeyPathChain(\PathUserCache.currentUser).then(\.address).then(\.zipCode)), options: .endpointChanges, queue: queue) { _, endpoint in seen.record(endpoint) }
 
         cache.currentUser?.address = PathAddress(zipCode: "1")  // same endpoint value
         queue.drain()

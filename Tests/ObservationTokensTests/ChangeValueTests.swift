@@ -26,7 +26,7 @@ struct ChangeValueTests {
         let queue = CoalescingQueue(target: .manual)
         let account = PathAccount()
         let seen = PathRecorder<PropertyChange<Int>>()
-        let token = account.observeChanges(\.balance, queue: queue) { _, change in seen.record(change) }
+        let token = account.observe(.changes(\.balance), queue: queue) { _, change in seen.record(change) }
 
         // When the balance changes three times in one tick
         account.balance = 1
@@ -45,7 +45,7 @@ struct ChangeValueTests {
         let queue = CoalescingQueue(target: .manual)
         let account = PathAccount()
         let seen = PathRecorder<PropertyChange<Int>>()
-        let token = account.observeChanges(\.balance, queue: queue) { _, change in seen.record(change) }
+        let token = account.observe(.changes(\.balance), queue: queue) { _, change in seen.record(change) }
 
         // A change behind the setter, told with its old value: a real old
         account.depositBehindTheSetter(5)
@@ -70,7 +70,7 @@ struct ChangeValueTests {
         let account = PathAccount()
         var observer: CoreObserver? = CoreObserver()
         weak let weakObserver = observer
-        let token = account.observeChanges(\.balance, observer: observer!, queue: queue) { observer, _, change in
+        let token = account.observe(.changes(\.balance), observer: observer!, queue: queue) { observer, _, change in
             observer.calls.append("\(change.old) → \(change.new)")
         }
         account.balance = 1
@@ -89,7 +89,7 @@ struct ChangeValueTests {
         let queue = CoalescingQueue(target: .manual)
         let cache = PathUserCache(currentUser: PathUser(name: "Ada"))
         let seen = PathRecorder<PropertyChange<String?>>()
-        let token = cache.observeChanges(KeyPathChain(\PathUserCache.currentUser).then(\.name), queue: queue) {
+        let token = cache.observe(.changes(KeyPathChain(\PathUserCache.currentUser).then(\.name)), queue: queue) {
             _, change in
             seen.record(change)
         }
@@ -111,7 +111,7 @@ struct ChangeValueTests {
         let queue = CoalescingQueue(target: .manual)
         let cache = PathUserCache(currentUser: PathUser(name: "Ada"))
         let seen = PathRecorder<String>()
-        let token = try cache.observeChanges(path: "currentUser.name", queue: queue) { _, change in
+        let token = try cache.observe(.changes(path: "currentUser.name"), queue: queue) { _, change in
             seen.record("\(change.old as? String ?? "-") → \(change.new as? String ?? "-")")
         }
         cache.currentUser = PathUser(name: "Grace")
@@ -130,7 +130,7 @@ struct ChangeValueTests {
         let account = PathAccount()
         let seen = PathRecorder<PropertyChange<Int>>()
         let setter = account.observe(\.nickname, queue: queue) { account in account.balance = 5 }
-        let token = account.observeChanges(\.balance, queue: queue) { _, change in seen.record(change) }
+        let token = account.observe(.changes(\.balance), queue: queue) { _, change in seen.record(change) }
 
         // When both become pending, the nickname token first, and its callback sets the balance again
         account.nickname = "savings"
@@ -149,7 +149,7 @@ struct ChangeValueTests {
         let queue = CoalescingQueue(target: .manual)
         let account = PathAccount()
         let seen = PathRecorder<PropertyChange<Int>>()
-        let token = account.observeChanges(\.balance, queue: queue) { _, change in seen.record(change) }
+        let token = account.observe(.changes(\.balance), queue: queue) { _, change in seen.record(change) }
 
         // When the balance changes in three ticks
         account.balance = 10
@@ -175,7 +175,7 @@ struct ChangeValueTests {
         let account = PathAccount()
         account.balance = 7
         let seen = PathRecorder<PropertyChange<Int>>()
-        let token = account.observeChanges(\.balance, queue: queue) { _, change in seen.record(change) }
+        let token = account.observe(.changes(\.balance), queue: queue) { _, change in seen.record(change) }
 
         // When the balance changes and changes back within one tick
         account.balance = 8
@@ -197,7 +197,7 @@ struct ChangeValueTests {
         let seen = PathRecorder<PropertyChange<Int>>()
 
         // When observing changes with `.initial`
-        let token = account.observeChanges(\.balance, options: .initial, queue: queue) { _, change in
+        let token = account.observe(.changes(\.balance), options: .initial, queue: queue) { _, change in
             seen.record(change)
         }
 
@@ -214,7 +214,7 @@ struct ChangeValueTests {
         let account = PathAccount()
         account.balance = 42
         let seen = PathRecorder<PropertyChange<Int>>()
-        let token = account.observeChanges(\.balance, queue: queue) { _, change in seen.record(change) }
+        let token = account.observe(.changes(\.balance), queue: queue) { _, change in seen.record(change) }
 
         // When it is fired by hand
         #expect(token.fire())
@@ -230,7 +230,7 @@ struct ChangeValueTests {
         let account = PathAccount()
         account.balance = 42
         let seen = PathRecorder<PropertyChange<Int>>()
-        let token = account.observeChanges(\.balance, queue: queue) { _, change in seen.record(change) }
+        let token = account.observe(.changes(\.balance), queue: queue) { _, change in seen.record(change) }
 
         // When a delivery is scheduled and the tick ends
         token.schedule()
@@ -246,7 +246,7 @@ struct ChangeValueTests {
         let queue = CoalescingQueue(target: .manual)
         let account = PathAccount()
         let seen = PathRecorder<PropertyChange<Int>>()
-        let token = account.observeChanges(\.balance, queue: queue) { _, change in seen.record(change) }
+        let token = account.observe(.changes(\.balance), queue: queue) { _, change in seen.record(change) }
         account.balance = 1
 
         // When the token is fired by hand, then the tick ends
@@ -263,7 +263,7 @@ struct ChangeValueTests {
         let queue = CoalescingQueue(target: .manual)
         let account = PathAccount()
         let seen = PathRecorder<PropertyChange<Int>>()
-        let token = account.observeChanges(\.balance, queue: queue) { _, change in seen.record(change) }
+        let token = account.observe(.changes(\.balance), queue: queue) { _, change in seen.record(change) }
         token.schedule()
 
         // When the balance really changes in the same tick
@@ -281,7 +281,7 @@ struct ChangeValueTests {
         let queue = CoalescingQueue(target: .manual)
         let account = PathAccount()
         let seen = PathRecorder<PropertyChange<Int>>()
-        let token = account.observeChanges(\.balance, options: .immediate, queue: queue) { _, change in
+        let token = account.observe(.changes(\.balance), options: .immediate, queue: queue) { _, change in
             seen.record(change)
         }
 
@@ -303,7 +303,7 @@ struct ChangeValueTests {
         let queue = CoalescingQueue(target: .manual)
         let account = PathAccount()
         let seen = PathRecorder<PathOptionalChange>()
-        let token = account.observeChanges(\.nickname, queue: queue) { _, change in
+        let token = account.observe(.changes(\.nickname), queue: queue) { _, change in
             seen.record(PathOptionalChange(old: change.old, new: change.new))
         }
 
@@ -327,7 +327,7 @@ struct ChangeValueTests {
         let queue = CoalescingQueue(target: .manual)
         let account = PathAccount()
         let seen = PathRecorder<PathOptionalChange>()
-        let token = account.observeChanges(\.nickname, queue: queue) { _, change in
+        let token = account.observe(.changes(\.nickname), queue: queue) { _, change in
             seen.record(PathOptionalChange(old: change.old, new: change.new))
         }
 
@@ -348,7 +348,7 @@ struct ChangeValueTests {
         let queue = CoalescingQueue(target: .manual)
         let account = PathAccount()
         let seen = PathRecorder<PathOptionalChange>()
-        let token = account.observeChanges(\.nickname, options: .immediate, queue: queue) { _, change in
+        let token = account.observe(.changes(\.nickname), options: .immediate, queue: queue) { _, change in
             seen.record(PathOptionalChange(old: change.old, new: change.new))
         }
 
@@ -375,7 +375,7 @@ struct ChangeValueTests {
         let second = PathPerson(name: "second")
         let third = PathPerson(name: "third")
         let seen = PathRecorder<PathIdentityChange>()
-        let token = account.observeChanges(\.owner, queue: queue) { _, change in
+        let token = account.observe(.changes(\.owner), queue: queue) { _, change in
             seen.record(PathIdentityChange(old: identity(change.old), new: identity(change.new)))
         }
 
@@ -396,7 +396,7 @@ struct ChangeValueTests {
         let account = PathAccount()
         let first = account.owner
         let seen = PathRecorder<PathIdentityChange>()
-        let token = account.observeChanges(\.owner, queue: queue) { _, change in
+        let token = account.observe(.changes(\.owner), queue: queue) { _, change in
             seen.record(PathIdentityChange(old: identity(change.old), new: identity(change.new)))
         }
 
@@ -418,7 +418,7 @@ struct ChangeValueTests {
         let account = PathAccount()
         let person = PathPerson(name: "co-owner")
         let seen = PathRecorder<PathIdentityChange>()
-        let token = account.observeChanges(\.coOwner, queue: queue) { _, change in
+        let token = account.observe(.changes(\.coOwner), queue: queue) { _, change in
             seen.record(PathIdentityChange(old: identity(change.old), new: identity(change.new)))
         }
 
@@ -448,7 +448,7 @@ struct ChangeValueTests {
             account.owner = first
             weakFirst = first
         }
-        let token = account.observeChanges(\.owner, queue: queue) { _, _ in }
+        let token = account.observe(.changes(\.owner), queue: queue) { _, _ in }
 
         // When it is replaced and the change is delivered
         account.owner = PathPerson(name: "second")

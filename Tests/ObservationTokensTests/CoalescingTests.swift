@@ -34,7 +34,7 @@ import Testing
         let arrayCalls = CoreCounter()
         let variadicCalls = CoreCounter()
         let array = person.observe([\.firstName, \.lastName, \.age], queue: queue) { _ in arrayCalls.increment() }
-        let variadic = person.observe(\.firstName, \.lastName, \.age, queue: queue) { _ in variadicCalls.increment() }
+        let variadic = person.observe([\.firstName, \.lastName, \.age], queue: queue) { _ in variadicCalls.increment() }
         let withObserver = person.observe([\.firstName, \.lastName, \.age], observer: observer, queue: queue) {
             observer, _ in observer.calls.append("call")
         }
@@ -65,7 +65,7 @@ import Testing
         let person = CorePerson()
         person.firstName = "start"
         let changes = CoreRecorder<PropertyChange<String>>()
-        let token = person.observeChanges(\.firstName, queue: queue) { _, change in changes.append(change) }
+        let token = person.observe(.changes(\.firstName), queue: queue) { _, change in changes.append(change) }
 
         for name in ["a", "b", "c"] { person.firstName = name }
         #expect(queue.drain() == 1)
@@ -184,7 +184,7 @@ import Testing
         let queue = CoalescingQueue(target: .manual)
         let person = CorePerson()
         let changes = CoreRecorder<PropertyChange<Int>>()
-        let token = person.observeChanges(\.age, queue: queue) { person, change in
+        let token = person.observe(.changes(\.age), queue: queue) { person, change in
             changes.append(change)
             if change.new == 1 { person.age = 2 }
         }

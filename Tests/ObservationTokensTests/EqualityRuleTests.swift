@@ -12,8 +12,8 @@ import Testing
         values.count = 7
         values.name = "Ada"
         let immediateCalls = CoreCounter()
-        let token = values.observe(\.count, \.name, queue: queue) { _ in }
-        let immediate = values.observe(\.count, \.name, options: .immediate, queue: queue) { _ in
+        let token = values.observe([\.count, \.name], queue: queue) { _ in }
+        let immediate = values.observe([\.count, \.name], options: .immediate, queue: queue) { _ in
             immediateCalls.increment()
         }
 
@@ -112,7 +112,7 @@ import Testing
         let queue = CoalescingQueue(target: .manual)
         let values = CoreValues()
         let never = CoreNeverEqual()
-        let token = values.observe(\.optionalNeverEqual, \.optionalAlwaysEqual, queue: queue) { _ in }
+        let token = values.observe([\.optionalNeverEqual, \.optionalAlwaysEqual], queue: queue) { _ in }
 
         // nil → nil: no change
         values.optionalNeverEqual = nil

@@ -87,7 +87,7 @@ struct KeyPathChainTests {
         user.primaryAddress = PathAddress(zipCode: "10001")
         let chain: KeyPathChain<PathUser, String> = KeyPathChain(\PathUser.primaryAddress).then(\.zipCode)
         let seen = PathRecorder<String>()
-        let token = user.observe(chain, queue: queue) { _, zipCode in seen.record(zipCode) }
+        let token = user.observe(.chain(chain), queue: queue) { _, zipCode in seen.record(zipCode) }
         let old = user.primaryAddress
 
         // When the intermediate is replaced
@@ -111,7 +111,7 @@ struct KeyPathChainTests {
         let queue = CoalescingQueue(target: .manual)
         let cache = PathUserCache()
         let seen = PathRecorder<String?>()
-        let token = cache.observe(cacheZipCode, queue: queue) { _, zipCode in seen.record(zipCode) }
+        let token = cache.observe(.chain(cacheZipCode), queue: queue) { _, zipCode in seen.record(zipCode) }
 
         // When a user without an address arrives, and is replaced by another one without
         cache.currentUser = PathUser()
@@ -133,8 +133,8 @@ struct KeyPathChainTests {
         let cache = PathUserCache()
         let everyChange = PathRecorder<String?>()
         let endpointOnly = PathRecorder<String?>()
-        let all = cache.observe(cacheZipCode, queue: queue) { _, zipCode in everyChange.record(zipCode) }
-        let changes = cache.observe(cacheZipCode, options: .endpointChanges, queue: queue) { _, zipCode in
+        let all = cache.observe(.chain(cacheZipCode), queue: queue) { _, zipCode in everyChange.record(zipCode) }
+        let changes = cache.observe(.chain(cacheZipCode), options: .endpointChanges, queue: queue) { _, zipCode in
             endpointOnly.record(zipCode)
         }
 
@@ -160,8 +160,8 @@ struct KeyPathChainTests {
         let cache = PathUserCache(currentUser: user)
         let everyChange = PathRecorder<String?>()
         let endpointOnly = PathRecorder<String?>()
-        let all = cache.observe(cacheZipCode, queue: queue) { _, zipCode in everyChange.record(zipCode) }
-        let changes = cache.observe(cacheZipCode, options: .endpointChanges, queue: queue) { _, zipCode in
+        let all = cache.observe(.chain(cacheZipCode), queue: queue) { _, zipCode in everyChange.record(zipCode) }
+        let changes = cache.observe(.chain(cacheZipCode), options: .endpointChanges, queue: queue) { _, zipCode in
             endpointOnly.record(zipCode)
         }
 
@@ -203,7 +203,7 @@ struct KeyPathChainTests {
         let user = PathUser()
         let cache = PathUserCache(currentUser: user)
         let seen = PathRecorder<String?>()
-        let token = cache.observe(cacheLabel, options: .endpointChanges, queue: queue) { _, label in
+        let token = cache.observe(.chain(cacheLabel), options: .endpointChanges, queue: queue) { _, label in
             seen.record(label)
         }
 
@@ -233,7 +233,7 @@ struct KeyPathChainTests {
         let seen = PathRecorder<String?>()
 
         // When observing with `.initial` and `.endpointChanges`
-        let token = cache.observe(cacheZipCode, options: [.initial, .endpointChanges], queue: queue) { _, zipCode in
+        let token = cache.observe(.chain(cacheZipCode), options: [.initial, .endpointChanges], queue: queue) { _, zipCode in
             seen.record(zipCode)
         }
 
@@ -248,7 +248,7 @@ struct KeyPathChainTests {
         let queue = CoalescingQueue(target: .manual)
         let cache = PathUserCache(currentUser: PathUser(address: PathAddress(zipCode: "10001")))
         let seen = PathRecorder<String?>()
-        let token = cache.observe(cacheZipCode, options: .endpointChanges, queue: queue) { _, zipCode in
+        let token = cache.observe(.chain(cacheZipCode), options: .endpointChanges, queue: queue) { _, zipCode in
             seen.record(zipCode)
         }
 
@@ -266,7 +266,7 @@ struct KeyPathChainTests {
         let queue = CoalescingQueue(target: .manual)
         let user = PathUser(address: PathAddress(zipCode: "10001"))
         let seen = PathRecorder<String?>()
-        let token = user.observe(userZipCode, options: [.immediate, .endpointChanges], queue: queue) { _, zipCode in
+        let token = user.observe(.chain(userZipCode), options: [.immediate, .endpointChanges], queue: queue) { _, zipCode in
             seen.record(zipCode)
         }
 
@@ -291,7 +291,7 @@ struct KeyPathChainTests {
         let user = PathUser(address: old)
         let cache = PathUserCache(currentUser: user)
         let seen = PathRecorder<String?>()
-        let token = cache.observe(cacheZipCode, queue: queue) { _, zipCode in seen.record(zipCode) }
+        let token = cache.observe(.chain(cacheZipCode), queue: queue) { _, zipCode in seen.record(zipCode) }
 
         // When the address is replaced
         let new = PathAddress(zipCode: "94103")
@@ -315,7 +315,7 @@ struct KeyPathChainTests {
         let oldUser = PathUser(address: oldAddress)
         let cache = PathUserCache(currentUser: oldUser)
         let seen = PathRecorder<String?>()
-        let token = cache.observe(cacheZipCode, queue: queue) { _, zipCode in seen.record(zipCode) }
+        let token = cache.observe(.chain(cacheZipCode), queue: queue) { _, zipCode in seen.record(zipCode) }
 
         // When the user is replaced by another one with another address
         let newAddress = PathAddress(zipCode: "94103")
@@ -341,7 +341,7 @@ struct KeyPathChainTests {
         let queue = CoalescingQueue(target: .manual)
         let cache = PathUserCache()
         let seen = PathRecorder<String?>()
-        let token = cache.observe(cacheZipCode, queue: queue) { _, zipCode in seen.record(zipCode) }
+        let token = cache.observe(.chain(cacheZipCode), queue: queue) { _, zipCode in seen.record(zipCode) }
         #expect(token.isValid)
 
         // When the user arrives, then the user's address
@@ -367,7 +367,7 @@ struct KeyPathChainTests {
         let user = PathUser(address: address)
         let cache = PathUserCache(currentUser: user)
         let seen = PathRecorder<String?>()
-        let token = cache.observe(cacheZipCode, queue: queue) { _, zipCode in seen.record(zipCode) }
+        let token = cache.observe(.chain(cacheZipCode), queue: queue) { _, zipCode in seen.record(zipCode) }
 
         // When the address becomes nil
         user.address = nil
@@ -396,7 +396,7 @@ struct KeyPathChainTests {
         let home = PathAddress(zipCode: "10001")
         let work = PathAddress(zipCode: "94103")
         let seen = PathRecorder<String?>()
-        let token = user.observe(userZipCode, queue: queue) { _, zipCode in seen.record(zipCode) }
+        let token = user.observe(.chain(userZipCode), queue: queue) { _, zipCode in seen.record(zipCode) }
 
         // When, in one tick, the home address is set, then the work address, then the zip code
         user.address = home
@@ -426,7 +426,7 @@ struct KeyPathChainTests {
         let user = PathUser(address: home)
         let followsPath = PathRecorder<String?>()
         let followsObject = PathRecorder<String>()
-        let pathToken = user.observe(userZipCode, queue: queue) { _, zipCode in followsPath.record(zipCode) }
+        let pathToken = user.observe(.chain(userZipCode), queue: queue) { _, zipCode in followsPath.record(zipCode) }
         let objectToken = user.address!.observe(\.zipCode, queue: queue) { address in
             followsObject.record(address.zipCode)
         }
@@ -460,7 +460,7 @@ struct KeyPathChainTests {
         other.next = root
         let chain = KeyPathChain(\PathNode.next).then(\.next).then(\.value)
         let seen = PathRecorder<Int?>()
-        let token = root.observe(chain, queue: queue) { _, value in seen.record(value) }
+        let token = root.observe(.chain(chain), queue: queue) { _, value in seen.record(value) }
 
         // When the root's own value (reached through the loop) changes
         root.value = 10
@@ -492,7 +492,7 @@ struct KeyPathChainTests {
         node.next = node
         let chain = KeyPathChain(\PathNode.next).then(\.next).then(\.next).then(\.value)
         let seen = PathRecorder<Int?>()
-        let token = node.observe(chain, queue: queue) { _, value in seen.record(value) }
+        let token = node.observe(.chain(chain), queue: queue) { _, value in seen.record(value) }
 
         // When the value changes, then the loop is cut
         node.value = 2
@@ -523,10 +523,10 @@ struct KeyPathChainTests {
         let cacheB = PathUserCache(currentUser: user)
         let seenA = PathRecorder<String?>()
         let seenB = PathRecorder<String?>()
-        var tokenA: ObservationToken? = cacheA.observe(cacheZipCode, queue: queue) { _, zipCode in
+        var tokenA: ObservationToken? = cacheA.observe(.chain(cacheZipCode), queue: queue) { _, zipCode in
             seenA.record(zipCode)
         }
-        let tokenB = cacheB.observe(cacheZipCode, queue: queue) { _, zipCode in seenB.record(zipCode) }
+        let tokenB = cacheB.observe(.chain(cacheZipCode), queue: queue) { _, zipCode in seenB.record(zipCode) }
         #expect(home.observerCount(of: \.zipCode) == 2)
         home.zipCode = "10002"
         #expect(queue.drain() == 2)
@@ -563,8 +563,8 @@ struct KeyPathChainTests {
         let cacheB = PathUserCache(currentUser: userB)
         let seenA = PathRecorder<String?>()
         let seenB = PathRecorder<String?>()
-        let tokenA = cacheA.observe(cacheZipCode, queue: queue) { _, zipCode in seenA.record(zipCode) }
-        let tokenB = cacheB.observe(cacheZipCode, queue: queue) { _, zipCode in seenB.record(zipCode) }
+        let tokenA = cacheA.observe(.chain(cacheZipCode), queue: queue) { _, zipCode in seenA.record(zipCode) }
+        let tokenB = cacheB.observe(.chain(cacheZipCode), queue: queue) { _, zipCode in seenB.record(zipCode) }
 
         // When A's user moves away from the shared address
         userA.address = PathAddress(zipCode: "94103")
@@ -596,7 +596,7 @@ struct KeyPathChainTests {
             weakAddress = address
         }
         let seen = PathRecorder<String?>()
-        let token = cache.observe(cacheZipCode, queue: queue) { _, zipCode in seen.record(zipCode) }
+        let token = cache.observe(.chain(cacheZipCode), queue: queue) { _, zipCode in seen.record(zipCode) }
         #expect(weakUser != nil)
 
         // When the address changes (a delivery is pending) and then the model lets go of it
@@ -629,7 +629,7 @@ struct KeyPathChainTests {
             weakAddress = address
         }
         let chain = KeyPathChain(\PathUserCache.currentUser).then(\.address)
-        let token = cache.observe(chain, queue: queue) { _, _ in }
+        let token = cache.observe(.chain(chain), queue: queue) { _, _ in }
         #expect(weakAddress != nil)
 
         // When the model lets go of it
@@ -654,7 +654,7 @@ struct KeyPathChainTests {
             weakAddress = address
         }
         let seen = PathRecorder<String?>()
-        let token = cache.observe(cacheZipCode, queue: queue) { _, zipCode in seen.record(zipCode) }
+        let token = cache.observe(.chain(cacheZipCode), queue: queue) { _, zipCode in seen.record(zipCode) }
         #expect(weakAddress?.observerCount(of: \.zipCode) == 1)
 
         // When the user lets go of the address without the setter, so it deinits while attached
@@ -688,7 +688,7 @@ struct KeyPathChainTests {
             weakHome = home
         }
         let seen = PathRecorder<String?>()
-        let token = user.observe(userZipCode, queue: queue) { _, zipCode in seen.record(zipCode) }
+        let token = user.observe(.chain(userZipCode), queue: queue) { _, zipCode in seen.record(zipCode) }
         weakHome!.zipCode = "10002"
 
         // When the address is replaced (the old one deinits) and the tick ends
@@ -719,7 +719,7 @@ struct KeyPathChainTests {
         let user = PathUser(address: address)
         let cache = PathUserCache(currentUser: user)
         let seen = PathRecorder<String?>()
-        let token = cache.observe(cacheZipCode, queue: queue) { _, zipCode in seen.record(zipCode) }
+        let token = cache.observe(.chain(cacheZipCode), queue: queue) { _, zipCode in seen.record(zipCode) }
 
         // When the endpoint changes twice in one tick
         address.zipCode = "94103"
@@ -746,10 +746,10 @@ struct KeyPathChainTests {
         let seenUnreachable = PathRecorder<String?>()
 
         // When observing with `.initial`
-        let first = reachable.observe(cacheZipCode, options: .initial, queue: queue) { _, zipCode in
+        let first = reachable.observe(.chain(cacheZipCode), options: .initial, queue: queue) { _, zipCode in
             seenReachable.record(zipCode)
         }
-        let second = unreachable.observe(cacheZipCode, options: .initial, queue: queue) { _, zipCode in
+        let second = unreachable.observe(.chain(cacheZipCode), options: .initial, queue: queue) { _, zipCode in
             seenUnreachable.record(zipCode)
         }
 
@@ -772,7 +772,7 @@ struct KeyPathChainTests {
         let user = PathUser()
         let cache = PathUserCache()
         let seen = PathRecorder<String?>()
-        let token = cache.observe(cacheZipCode, options: .immediate, queue: queue) { _, zipCode in
+        let token = cache.observe(.chain(cacheZipCode), options: .immediate, queue: queue) { _, zipCode in
             seen.record(zipCode)
         }
         let home = PathAddress(zipCode: "10001")
@@ -804,7 +804,7 @@ struct KeyPathChainTests {
         let work = PathAddress(zipCode: "94103")
         let user = PathUser(address: home)
         let cache = PathUserCache(currentUser: user)
-        let token = cache.observe(cacheZipCode, queue: queue) { _, _ in }
+        let token = cache.observe(.chain(cacheZipCode), queue: queue) { _, _ in }
         #expect(home.observerCount(of: \.zipCode) == 1)
         #expect(home.observedProperties == ["zipCode"])
         #expect(work.observerCount(of: \.zipCode) == 0)
@@ -836,7 +836,7 @@ struct KeyPathChainTests {
         let user = PathUser(address: PathAddress(zipCode: "10001"))
         let seen = PathRecorder<String?>()
         var observer: PathPlainObject? = PathPlainObject()
-        let token = user.observe(userZipCode, observer: observer!, queue: queue) { observer, user, _ in
+        let token = user.observe(.chain(userZipCode), observer: observer!, queue: queue) { observer, user, _ in
             seen.record("\(observer.zipCode) \(user.address?.zipCode ?? "nil")")
         }
 
@@ -865,10 +865,7 @@ struct KeyPathChainTests {
         let user = PathUser(address: home)
         let cache = PathUserCache(currentUser: user)
         let fires = PathRecorder<String>()
-        let token = cache.observe(
-            [AnyKeyPathChain(cacheZipCode), AnyKeyPathChain(KeyPathChain(\PathUserCache.currentUser).then(\.name))],
-            queue: queue
-        ) { cache in fires.record(cache.currentUser?.name ?? "-") }
+        let token = cache.observe(.chains([AnyKeyPathChain(cacheZipCode), AnyKeyPathChain(KeyPathChain(\PathUserCache.currentUser).then(\.name))]), queue: queue) { cache in fires.record(cache.currentUser?.name ?? "-") }
 
         // When both endpoints change in one tick
         home.zipCode = "10002"
@@ -904,10 +901,7 @@ struct KeyPathChainTests {
         let work = PathAddress(zipCode: "94103")
         let user = PathUser(name: "Ada", address: home)
         let cache = PathUserCache(currentUser: user)
-        let token = cache.observe(
-            [AnyKeyPathChain(cacheZipCode), AnyKeyPathChain(KeyPathChain(\PathUserCache.currentUser).then(\.name))],
-            queue: queue
-        ) { _ in }
+        let token = cache.observe(.chains([AnyKeyPathChain(cacheZipCode), AnyKeyPathChain(KeyPathChain(\PathUserCache.currentUser).then(\.name))]), queue: queue) { _ in }
 
         for (address, expectedHome, expectedWork) in [
             (nil, 0, 0), (work, 0, 1), (nil, 0, 0), (home, 1, 0), (work, 0, 1), (nil, 0, 0), (nil, 0, 0), (home, 1, 0),
@@ -953,7 +947,7 @@ struct KeyPathChainTests {
             let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
                 let user = PathUser()
                 user.address = PathAddress()
-                _ = user.observe(KeyPathChain(\PathUser.address?.zipCode), queue: CoalescingQueue(target: .manual)) {
+                _ = user.observe(.chain(KeyPathChain(\PathUser.address?.zipCode)), queue: CoalescingQueue(target: .manual)) {
                     _, _ in
                 }
             }
@@ -987,7 +981,7 @@ struct KeyPathChainTests {
                 }
             }
             await #expect(processExitsWith: .failure) {
-                _ = CorePerson().observe(\.firstName, \.nickname, queue: CoalescingQueue(target: .manual)) { _ in }
+                _ = CorePerson().observe([\.firstName, \.nickname], queue: CoalescingQueue(target: .manual)) { _ in }
             }
         }
 

@@ -37,21 +37,18 @@ final class OvlCalls: Sendable {
         tokens.append(node.observe([\.a, \.b], queue: queue) { _ in calls.hit("properties") })
         tokens.append(
             node.observe([\.a, \.b], observer: observer, queue: queue) { _, _ in calls.hit("properties+observer") })
-        tokens.append(node.observe(\.a, \.b, queue: queue) { _ in calls.hit("variadic") })
-        tokens.append(node.observeChanges(\.a, queue: queue) { _, _ in calls.hit("changes") })
-        tokens.append(node.observe(chain, queue: queue) { _, _ in calls.hit("chain") })
-        tokens.append(node.observe(chain, observer: observer, queue: queue) { _, _, _ in calls.hit("chain+observer") })
+        tokens.append(node.observe([\.a, \.b], queue: queue) { _ in calls.hit("variadic") })
+        tokens.append(node.observe(.changes(\.a), queue: queue) { _, _ in calls.hit("changes") })
+        tokens.append(node.observe(.chain(chain), queue: queue) { _, _ in calls.hit("chain") })
+        tokens.append(node.observe(.chain(chain), observer: observer, queue: queue) { _, _, _ in calls.hit("chain+observer") })
         tokens.append(
-            node.observe(
-                [AnyKeyPathChain(KeyPathChain(\OvlNode.child).then(\.a)), AnyKeyPathChain(KeyPathChain(\OvlNode.b))],
-                queue: queue
-            ) { _ in
+            node.observe(.chains([AnyKeyPathChain(KeyPathChain(\OvlNode.child).then(\.a)), AnyKeyPathChain(KeyPathChain(\OvlNode.b))]), queue: queue) { _ in
                 calls.hit("chains")
             })
-        tokens.append(try node.observe(path: "child.a", queue: queue) { _ in calls.hit("path") })
+        tokens.append(try node.observe(.path("child.a"), queue: queue) { _ in calls.hit("path") })
         tokens.append(
-            try node.observe(path: "child.a", observer: observer, queue: queue) { _, _ in calls.hit("path+observer") })
-        tokens.append(try node.observe(paths: ["child.a", "b"], queue: queue) { _ in calls.hit("paths") })
+            try node.observe(.path("child.a"), observer: observer, queue: queue) { _, _ in calls.hit("path+observer") })
+        tokens.append(try node.observe(.paths(["child.a", "b"]), queue: queue) { _ in calls.hit("paths") })
         tokens.append(
             node.observe(queue: queue) { node in
                 _ = node.a; calls.hit("tracking")
@@ -60,32 +57,32 @@ final class OvlCalls: Sendable {
             node.observe(observer: observer, queue: queue) { _, node in
                 _ = node.a; calls.hit("tracking+observer")
             })
-        tokens.append(node.observeValue({ $0.a }, queue: queue) { _, _ in calls.hit("value") })
-        tokens.append(node.observeChanges(of: { $0.a }, queue: queue) { _, _ in calls.hit("value changes") })
+        tokens.append(node.observe(.value({ $0.a }), queue: queue) { _, _ in calls.hit("value") })
+        tokens.append(node.observe(.changes(of: { $0.a }), queue: queue) { _, _ in calls.hit("value changes") })
         tokens.append(try node.observe(checking: \.a, queue: queue) { _ in calls.hit("checking") })
-        tokens.append(node.observe(whichOf: [\.a, \.b], queue: queue) { _, _ in calls.hit("whichOf") })
-        tokens.append(node.observeAll(queue: queue) { _ in calls.hit("all") })
-        tokens.append(node.observe(endpointOf: chain, queue: queue) { _, _ in calls.hit("endpointOf") })
+        tokens.append(node.observe(.whichOf([\.a, \.b]), queue: queue) { _, _ in calls.hit("whichOf") })
+        tokens.append(node.observe(.all, queue: queue) { _ in calls.hit("all") })
+        tokens.append(node.observe(.endpoint(of: chain), queue: queue) { _, _ in calls.hit("endpointOf") })
         tokens.append(
-            node.observeChanges(\.a, observer: observer, queue: queue) { _, _, _ in calls.hit("changes+observer") })
-        tokens.append(node.observeChanges(chain, queue: queue) { _, _ in calls.hit("chain changes") })
+            node.observe(.changes(\.a), observer: observer, queue: queue) { _, _, _ in calls.hit("changes+observer") })
+        tokens.append(node.observe(.changes(chain), queue: queue) { _, _ in calls.hit("chain changes") })
         tokens.append(
-            node.observe([AnyKeyPathChain(KeyPathChain(\OvlNode.child).then(\.a))], observer: observer, queue: queue) {
+            node.observe(.chains([AnyKeyPathChain(KeyPathChain(\OvlNode.child).then(\.a))]), observer: observer, queue: queue) {
                 _, _ in calls.hit("chains+observer")
             })
         tokens.append(
-            try node.observe(paths: ["child.a", "b"], observer: observer, queue: queue) { _, _ in
+            try node.observe(.paths(["child.a", "b"]), observer: observer, queue: queue) { _, _ in
                 calls.hit("paths+observer")
             })
         tokens.append(
-            node.observe(whichOf: [\.a, \.b], observer: observer, queue: queue) { _, _, _ in
+            node.observe(.whichOf([\.a, \.b]), observer: observer, queue: queue) { _, _, _ in
                 calls.hit("whichOf+observer")
             })
         tokens.append(
-            node.observe(endpointOf: chain, observer: observer, queue: queue) { _, _, _ in
+            node.observe(.endpoint(of: chain), observer: observer, queue: queue) { _, _, _ in
                 calls.hit("endpointOf+observer")
             })
-        tokens.append(node.observeAll(observer: observer, queue: queue) { _, _ in calls.hit("all+observer") })
+        tokens.append(node.observe(.all, observer: observer, queue: queue) { _, _ in calls.hit("all+observer") })
         // A tracking closure is its own callback: it runs once at creation.
         #expect(calls.all == ["tracking": 1, "tracking+observer": 1])
 
@@ -124,25 +121,25 @@ final class OvlCalls: Sendable {
             node.observe([\.a, \.b], observer: observer, queue: queue, isolation: main) { _, _ in
                 calls.hit("properties+observer")
             })
-        tokens.append(node.observe(\.a, \.b, queue: queue, isolation: main) { _ in calls.hit("variadic") })
-        tokens.append(node.observeChanges(\.a, queue: queue, isolation: main) { _, _ in calls.hit("changes") })
-        tokens.append(node.observe(chain, queue: queue, isolation: main) { _, _ in calls.hit("chain") })
+        tokens.append(node.observe([\.a, \.b], queue: queue, isolation: main) { _ in calls.hit("variadic") })
+        tokens.append(node.observe(.changes(\.a), queue: queue, isolation: main) { _, _ in calls.hit("changes") })
+        tokens.append(node.observe(.chain(chain), queue: queue, isolation: main) { _, _ in calls.hit("chain") })
         tokens.append(
-            node.observe(chain, observer: observer, queue: queue, isolation: main) { _, _, _ in
+            node.observe(.chain(chain), observer: observer, queue: queue, isolation: main) { _, _, _ in
                 calls.hit("chain+observer")
             })
         tokens.append(
-            node.observe([AnyKeyPathChain(KeyPathChain(\OvlNode.child).then(\.a))], queue: queue, isolation: main) {
+            node.observe(.chains([AnyKeyPathChain(KeyPathChain(\OvlNode.child).then(\.a))]), queue: queue, isolation: main) {
                 _ in
                 calls.hit("chains")
             })
-        tokens.append(try node.observe(path: "child.a", queue: queue, isolation: main) { _ in calls.hit("path") })
+        tokens.append(try node.observe(.path("child.a"), queue: queue, isolation: main) { _ in calls.hit("path") })
         tokens.append(
-            try node.observe(path: "child.a", observer: observer, queue: queue, isolation: main) { _, _ in
+            try node.observe(.path("child.a"), observer: observer, queue: queue, isolation: main) { _, _ in
                 calls.hit("path+observer")
             })
         tokens.append(
-            try node.observe(paths: ["child.a", "b"], queue: queue, isolation: main) { _ in calls.hit("paths") })
+            try node.observe(.paths(["child.a", "b"]), queue: queue, isolation: main) { _ in calls.hit("paths") })
         node.tell(observer, when: \OvlNode.a, queue: queue, isolation: main) { _, _ in calls.hit("tell") }
         node.tell(observer, whenAnyOf: [\.a, \.b], queue: queue, isolation: main) { _, _ in calls.hit("tell any") }
 

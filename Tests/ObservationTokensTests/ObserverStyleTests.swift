@@ -263,7 +263,7 @@ import Testing
         #expect(person.observerCount(of: \.firstName) == 0)
 
         let single = person.observe(\.firstName, queue: queue) { _ in }
-        let multi = person.observe(\.firstName, \.lastName, queue: queue) { _ in }
+        let multi = person.observe([\.firstName, \.lastName], queue: queue) { _ in }
         person.tell(observer, when: \.firstName, queue: queue) { _, _ in }
 
         #expect(person.observerCount(of: \.firstName) == 3)
@@ -286,7 +286,7 @@ import Testing
         let person = CorePerson()
         let first = person.observe(\.firstName, queue: queue) { _ in }
 
-        let all = try person.observe(path: "*", queue: queue) { _ in }
+        let all = try person.observe(.path("*"), queue: queue) { _ in }
 
         #expect(person.observedProperties == ["firstName", "*"])
         #expect(person.observerCount(of: \.firstName) == 2)
@@ -345,7 +345,7 @@ import Testing
         let queue = CoalescingQueue(target: .manual)
         let model = CoreHookedModel()
 
-        let token = model.observe(\.first, \.second, queue: queue) { _ in }
+        let token = model.observe([\.first, \.second], queue: queue) { _ in }
         #expect(Set(model.transitions.entries) == ["first+", "second+"])
 
         token.invalidate()
@@ -372,7 +372,7 @@ import Testing
         #expect(model.transitions.entries == ["first+"])
 
         // When `*` is observed, the other properties become observed
-        let all = try model.observe(path: "*", queue: queue) { _ in }
+        let all = try model.observe(.path("*"), queue: queue) { _ in }
         #expect(model.transitions.entries.sorted() == ["first+", "second+", "third+"])
 
         // A new observer of a property already covered by `*` changes nothing
@@ -401,7 +401,7 @@ import Testing
         let changes = CoreRecorder<PropertyChange<Int>>()
         let coalesced = person.observe(\.age, queue: queue) { _ in }
         let immediate = person.observe(\.age, options: .immediate, queue: queue) { _ in immediateCalls.increment() }
-        let change = person.observeChanges(\.age, queue: queue) { _, change in changes.append(change) }
+        let change = person.observe(.changes(\.age), queue: queue) { _, change in changes.append(change) }
 
         // When the manual trigger is pulled by key path
         person.propertyDidChange(\.age)
@@ -484,7 +484,7 @@ import Testing
         case .property:
             token = person.observe(\.age, observer: observer!, queue: queue) { _, _ in calls.increment() }
         case .chain:
-            token = person.observe(KeyPathChain(\CorePerson.age), observer: observer!, queue: queue) { _, _, _ in
+            token = person.observe(.chain(KeyPathChain(\CorePerson.age)), observer: observer!, queue: queue) { _, _, _ in
                 calls.increment()
             }
         case .tracked:

@@ -49,7 +49,7 @@ import Testing
         var tokens = (0..<Self.many).map { _ in person.observe(\.age, queue: queue) { _ in } }
         let changes = CoreRecorder<String>()
         tokens.append(
-            person.observeChanges(\.age, queue: queue) { _, change in changes.append("\(change.old)→\(change.new)") })
+            person.observe(.changes(\.age), queue: queue) { _, change in changes.append("\(change.old)→\(change.new)") })
         for age in 2...4 { person.age = age }
         #expect(queue.drain() == Self.many + 1)
         #expect(changes.entries == ["1→4"])
@@ -68,7 +68,7 @@ import Testing
         let queue = CoalescingQueue(target: .manual)
         let person = CorePerson()
         let streets = KeyPathChain(\CorePerson.address).then(\.street)
-        let tokens = (0..<Self.many).map { _ in person.observe(streets, queue: queue) { _, _ in } }
+        let tokens = (0..<Self.many).map { _ in person.observe(.chain(streets), queue: queue) { _, _ in } }
         let addresses = (0..<3).map { _ in CoreAddress() }
         for address in addresses { person.address = address }
         #expect(queue.drain() == Self.many)

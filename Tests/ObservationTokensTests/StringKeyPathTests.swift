@@ -14,9 +14,9 @@ enum PathStyle: String, CaseIterable, Sendable {
         switch self {
         case .typed:
             let chain = KeyPathChain(\PathUserCache.currentUser).then(\.address).then(\.zipCode)
-            return cache.observe(chain, options: options, queue: queue) { _, zipCode in callback(zipCode) }
+            return cache.observe(.chain(chain), options: options, queue: queue) { _, zipCode in callback(zipCode) }
         case .string:
-            return try cache.observe(path: "currentUser.address.zipCode", options: options, queue: queue) { cache in
+            return try cache.observe(.path("currentUser.address.zipCode"), options: options, queue: queue) { cache in
                 callback(cache.currentUser?.address?.zipCode)
             }
         }
@@ -108,7 +108,7 @@ struct StringKeyPathTests {
             user.address = address
             weakAddress = address
         }
-        let token = try cache.observe(path: "currentUser.address.zipCode", queue: queue) { _ in }
+        let token = try cache.observe(.path("currentUser.address.zipCode"), queue: queue) { _ in }
         #expect(weakAddress != nil)
 
         // When the user lets go of the address
@@ -128,7 +128,7 @@ struct StringKeyPathTests {
         let queue = CoalescingQueue(target: .manual)
         let address = PathAddress()
         let seen = PathRecorder<String>()
-        let token = try address.observe(path: "*", queue: queue) { address in
+        let token = try address.observe(.path("*"), queue: queue) { address in
             seen.record("\(address.zipCode)|\(address.city)|\(address.label ?? "nil")")
         }
 
@@ -157,7 +157,7 @@ struct StringKeyPathTests {
         let queue = CoalescingQueue(target: .manual)
         let address = PathAddress(zipCode: "10001")
         let user = PathUser(address: address)
-        let token = try user.observe(path: "*", queue: queue) { _ in }
+        let token = try user.observe(.path("*"), queue: queue) { _ in }
 
         // When properties of objects one level down change
         address.zipCode = "97210"
@@ -181,7 +181,7 @@ struct StringKeyPathTests {
         // Given `*` observed on an address
         let queue = CoalescingQueue(target: .manual)
         let address = PathAddress()
-        let star = try address.observe(path: "*", queue: queue) { _ in }
+        let star = try address.observe(.path("*"), queue: queue) { _ in }
 
         // Then it is one observed key, `*`, that counts for every property
         #expect(address.observedProperties == ["*"])
@@ -213,7 +213,7 @@ struct StringKeyPathTests {
         let queue = CoalescingQueue(target: .manual)
         let root = PathHubRoot()
         let hub = root.b
-        let token = try root.observe(path: "b.*.s4", queue: queue) { _ in }
+        let token = try root.observe(.path("b.*.s4"), queue: queue) { _ in }
 
         // When any property of b changes, whether or not it leads to an s4
         hub.count = 1
@@ -239,7 +239,7 @@ struct StringKeyPathTests {
         let first = hub.first!
         let second = hub.second
         let plain = hub.plain
-        let token = try root.observe(path: "b.*.s4", queue: queue) { _ in }
+        let token = try root.observe(.path("b.*.s4"), queue: queue) { _ in }
         #expect(first.observedProperties == ["s4"])
         #expect(second.observedProperties == ["s4"])
         #expect(plain.observedProperties == [])
@@ -294,7 +294,7 @@ struct StringKeyPathTests {
         let cache = PathUserCache(currentUser: user)
         let seen = PathRecorder<String>()
         let paths = ["currentUser.address.zipCode", "currentUser.name"]
-        let token = try cache.observe(paths: paths, queue: queue) { cache in
+        let token = try cache.observe(.paths(paths), queue: queue) { cache in
             seen.record("\(cache.currentUser?.name ?? "nil") \(cache.currentUser?.address?.zipCode ?? "nil")")
         }
 
@@ -322,9 +322,7 @@ struct StringKeyPathTests {
         let address = PathAddress(zipCode: "10001")
         let user = PathUser(name: "Ada", address: address)
         let cache = PathUserCache(currentUser: user)
-        let token = try cache.observe(
-            paths: ["currentUser.address.zipCode", "currentUser.name"], options: .endpointChanges, queue: queue
-        ) { _ in }
+        let token = try cache.observe(.paths(["currentUser.address.zipCode", "currentUser.name"]), options: .endpointChanges, queue: queue) { _ in }
 
         // When the endpoint of the first path changes
         address.zipCode = "97210"
@@ -347,7 +345,7 @@ struct StringKeyPathTests {
 
         // When one of several paths is bad
         #expect(throws: KeyPathError.unknownProperty("nope", type: "PathUser", path: "currentUser.nope", position: 2)) {
-            _ = try cache.observe(paths: ["currentUser.name", "currentUser.nope"], queue: queue) { _ in }
+            _ = try cache.observe(.paths(["currentUser.name", "currentUser.nope"]), queue: queue) { _ in }
         }
 
         // Then nothing was attached
@@ -364,7 +362,7 @@ struct StringKeyPathTests {
         let user = PathUser(address: PathAddress(zipCode: "10001"))
         let seen = PathRecorder<String>()
         var observer: PathPlainObject? = PathPlainObject()
-        let token = try user.observe(path: "address.zipCode", observer: observer!, queue: queue) { observer, user in
+        let token = try user.observe(.path("address.zipCode"), observer: observer!, queue: queue) { observer, user in
             seen.record("\(observer.zipCode) \(user.address?.zipCode ?? "nil")")
         }
 
@@ -387,9 +385,9 @@ struct StringKeyPathTests {
         // Given "anything.zipCode", where `anything` is typed `AnyObject?`
         let queue = CoalescingQueue(target: .manual)
         let user = PathUser()
-        let everyChange = try user.observe(path: "anything.zipCode", queue: queue) { _ in }
+        let everyChange = try user.observe(.path("anything.zipCode"), queue: queue) { _ in }
         let seen = PathRecorder<String>()
-        let endpointOnly = try user.observe(path: "anything.zipCode", options: .endpointChanges, queue: queue) { user in
+        let endpointOnly = try user.observe(.path("anything.zipCode"), options: .endpointChanges, queue: queue) { user in
             seen.record((user.anything as? PathAddress)?.zipCode ?? "unreachable")
         }
 
@@ -423,7 +421,7 @@ struct StringKeyPathTests {
         let queue = CoalescingQueue(target: .manual)
         let user = PathUser()
         let seen = PathRecorder<String>()
-        let token = try user.observe(path: "contact.zipCode", options: .endpointChanges, queue: queue) { user in
+        let token = try user.observe(.path("contact.zipCode"), options: .endpointChanges, queue: queue) { user in
             seen.record((user.contact as? PathModelContact)?.zipCode ?? "unreachable")
         }
 
@@ -500,7 +498,7 @@ struct StringKeyPathTests {
         // When observing a bad path
         // Then it throws the error that names the component (and type) at its 1-based position
         #expect(throws: expected) {
-            _ = try cache.observe(path: path, queue: queue) { _ in }
+            _ = try cache.observe(.path(path), queue: queue) { _ in }
         }
         // And nothing was attached
         #expect(cache.pathEdgeCount == 0)
@@ -511,8 +509,8 @@ struct StringKeyPathTests {
     func unknownPropertyBehindANilLinkIsReportedOnceTheClassIsKnown() throws {
         // Given PathUser and PathAddress are known (an instance of each has been used with a string path)
         let queue = CoalescingQueue(target: .manual)
-        _ = try PathUser().observe(path: "name", queue: queue) { _ in }
-        _ = try PathAddress().observe(path: "zipCode", queue: queue) { _ in }
+        _ = try PathUser().observe(.path("name"), queue: queue) { _ in }
+        _ = try PathAddress().observe(.path("zipCode"), queue: queue) { _ in }
         let emptyCache = PathUserCache()
         let userWithoutAddress = PathUserCache(currentUser: PathUser())
 
@@ -522,19 +520,19 @@ struct StringKeyPathTests {
             throws: KeyPathError.unknownProperty(
                 "adress", type: "PathUser", path: "currentUser.adress.zipCode", position: 2)
         ) {
-            _ = try emptyCache.observe(path: "currentUser.adress.zipCode", queue: queue) { _ in }
+            _ = try emptyCache.observe(.path("currentUser.adress.zipCode"), queue: queue) { _ in }
         }
         #expect(
             throws: KeyPathError.unknownProperty(
                 "zip", type: "PathAddress", path: "currentUser.address.zip", position: 3)
         ) {
-            _ = try userWithoutAddress.observe(path: "currentUser.address.zip", queue: queue) { _ in }
+            _ = try userWithoutAddress.observe(.path("currentUser.address.zip"), queue: queue) { _ in }
         }
         #expect(
             throws: KeyPathError.notObservable(
                 "zipCode", type: "String", path: "currentUser.name.zipCode", position: 3)
         ) {
-            _ = try emptyCache.observe(path: "currentUser.name.zipCode", queue: queue) { _ in }
+            _ = try emptyCache.observe(.path("currentUser.name.zipCode"), queue: queue) { _ in }
         }
     }
 
@@ -575,7 +573,7 @@ struct StringKeyPathTests {
         // When it is observed and the error is printed as any Error would be
         var message = ""
         do {
-            _ = try cache.observe(path: "currentUser.adress.zipCode", queue: queue) { _ in }
+            _ = try cache.observe(.path("currentUser.adress.zipCode"), queue: queue) { _ in }
         } catch {
             message = "\(error)"
         }

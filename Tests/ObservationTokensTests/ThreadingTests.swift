@@ -55,7 +55,7 @@ import Testing
                 while let token = mine.popLast() {
                     if step.isMultiple(of: 2) { token.invalidate() }
                     let person = people[step % setterCount]
-                    let extra = person.observe(\.firstName, \.lastName, queue: churnQueue) { _ in
+                    let extra = person.observe([\.firstName, \.lastName], queue: churnQueue) { _ in
                         churnCalls.increment()
                     }
                     if step.isMultiple(of: 3) { extra.invalidate() }
@@ -97,10 +97,10 @@ import Testing
             person.observe(\.firstName, options: .immediate, queue: queue) { _ in firstCalls.increment() },
             person.observe(\.lastName, options: .immediate, queue: queue) { _ in lastCalls.increment() },
             person.observe(\.age, options: .immediate, queue: queue) { _ in ageCalls.increment() },
-            person.observe(\.firstName, \.lastName, \.age, options: .immediate, queue: queue) { _ in
+            person.observe([\.firstName, \.lastName, \.age], options: .immediate, queue: queue) { _ in
                 anyCalls.increment()
             },
-            person.observe(\.firstName, \.lastName, \.age, queue: queue) { _ in coalescedCalls.increment() },
+            person.observe([\.firstName, \.lastName, \.age], queue: queue) { _ in coalescedCalls.increment() },
         ]
 
         // When three threads each set a different property

@@ -380,7 +380,7 @@ import Testing
         let person = CorePerson()
         person.age = 36
         let changes = CoreRecorder<PropertyChange<Int>>()
-        let token = person.observeChanges(\.age, queue: queue) { _, change in changes.append(change) }
+        let token = person.observe(.changes(\.age), queue: queue) { _, change in changes.append(change) }
 
         token.schedule()
 
@@ -671,7 +671,7 @@ import Testing
         let queue = CoalescingQueue(target: .manual)
         let person = CorePerson()
         let line: UInt = #line + 1
-        let token = person.observe(\.firstName, \.lastName, queue: queue) { _ in }
+        let token = person.observe([\.firstName, \.lastName], queue: queue) { _ in }
 
         #expect(
             token.debugDescription
@@ -701,7 +701,7 @@ import Testing
         let first = person!.observe(\.firstName, queue: queue) { _ in }
         let again = person!.observe(\.firstName, queue: queue) { _ in }
         let last = person!.observe(\.lastName, queue: queue) { _ in }
-        let both = person!.observe(\.firstName, \.lastName, queue: queue) { _ in }
+        let both = person!.observe([\.firstName, \.lastName], queue: queue) { _ in }
 
         // When the object deinitializes
         person = nil
@@ -723,9 +723,9 @@ import Testing
         let middle = CoreDescNode()
         root!.next = middle
         subclassRoot!.other = middle
-        let chain = root!.observe(KeyPathChain(\CoreDescNode.next).then(\.value), queue: queue) { _, _ in }
-        let string = try! root!.observe(path: "next.value", queue: queue) { _ in }
-        let inherited = subclassRoot!.observe(KeyPathChain(\CoreDescNode.other).then(\.value), queue: queue) { _, _ in }
+        let chain = root!.observe(.chain(KeyPathChain(\CoreDescNode.next).then(\.value)), queue: queue) { _, _ in }
+        let string = try! root!.observe(.path("next.value"), queue: queue) { _ in }
+        let inherited = subclassRoot!.observe(.chain(KeyPathChain(\CoreDescNode.other).then(\.value)), queue: queue) { _, _ in }
         let inheritedText = inherited.debugDescription
 
         // When the roots deinitialize
@@ -789,7 +789,7 @@ import Testing
 
         // When the last name is observed again, and a `*` token watches everything
         last = person.observe(\.lastName, queue: queue) { _ in fired.append("last") }
-        let any = try person.observe(path: "*", queue: queue) { _ in fired.append("*") }
+        let any = try person.observe(.path("*"), queue: queue) { _ in fired.append("*") }
         person.lastName = "Byron"
         #expect(queue.drain() == 2)
         person.age = 37

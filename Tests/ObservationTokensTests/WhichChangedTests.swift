@@ -39,7 +39,7 @@ struct WhichChangedTests {
         let queue = CoalescingQueue(target: .manual)
         let person = CorePerson()
         let seen = CoreRecorder<[String]>()
-        let token = person.observe(whichOf: [\.firstName, \.lastName, \.age], queue: queue) { _, changed in
+        let token = person.observe(.whichOf([\.firstName, \.lastName, \.age]), queue: queue) { _, changed in
             seen.append(Self.names(changed))
         }
 
@@ -66,7 +66,7 @@ struct WhichChangedTests {
         let queue = CoalescingQueue(target: .manual)
         let person = CorePerson()
         let seen = CoreRecorder<[String]>()
-        let token = person.observe(whichOf: [\.firstName, \.lastName], options: .initial, queue: queue) { _, changed in
+        let token = person.observe(.whichOf([\.firstName, \.lastName]), options: .initial, queue: queue) { _, changed in
             seen.append(Self.names(changed))
         }
         #expect(seen.entries == [[]])
@@ -74,7 +74,7 @@ struct WhichChangedTests {
         #expect(seen.entries == [[], []])
 
         let immediate = CoreRecorder<[String]>()
-        let now = person.observe(whichOf: [\.firstName, \.lastName], options: .immediate, queue: queue) { _, changed in
+        let now = person.observe(.whichOf([\.firstName, \.lastName]), options: .immediate, queue: queue) { _, changed in
             immediate.append(Self.names(changed))
         }
         person.firstName = "Ada"
@@ -90,7 +90,7 @@ struct WhichChangedTests {
         let queue = CoalescingQueue(target: .manual)
         let person = CorePerson()
         let seen = CoreRecorder<[String]>()
-        let token = person.observe(whichOf: [\.firstName, \.lastName], queue: queue) { _, changed in
+        let token = person.observe(.whichOf([\.firstName, \.lastName]), queue: queue) { _, changed in
             seen.append(Self.names(changed))
         }
         person.lastName = "Lovelace"
@@ -107,7 +107,7 @@ struct WhichChangedTests {
         let queue = CoalescingQueue(target: .manual)
         let person = CorePerson()
         let calls = CoreCounter()
-        var token: ObservationToken? = person.observe(whichOf: [\.firstName, \.lastName], queue: queue) { _, _ in
+        var token: ObservationToken? = person.observe(.whichOf([\.firstName, \.lastName]), queue: queue) { _, _ in
             calls.increment()
         }
         #expect(person.observerCount(of: \.firstName) == 1)
@@ -124,7 +124,7 @@ struct WhichChangedTests {
         let queue = CoalescingQueue(target: .manual)
         let person = CorePerson()
         var observer: CoreObserver? = CoreObserver()
-        let token = person.observe(whichOf: [\.firstName, \.age], observer: observer!, queue: queue) {
+        let token = person.observe(.whichOf([\.firstName, \.age]), observer: observer!, queue: queue) {
             observer, _, changed in
             observer.calls.append(Self.names(changed).joined(separator: ","))
         }
@@ -144,7 +144,7 @@ struct WhichChangedTests {
             let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
                 let person = CorePerson()
                 person.address = CoreAddress()
-                _ = person.observe(whichOf: [\.firstName, \.address?.zip], queue: CoalescingQueue(target: .manual)) {
+                _ = person.observe(.whichOf([\.firstName, \.address?.zip]), queue: CoalescingQueue(target: .manual)) {
                     _, _ in
                 }
             }
@@ -158,11 +158,11 @@ struct WhichChangedTests {
     @Test func anEmptyListStopsADebugBuild() async {
         #if DEBUG
             await #expect(processExitsWith: .failure) {
-                let token = CorePerson().observe(whichOf: [], queue: CoalescingQueue(target: .manual)) { _, _ in }
+                let token = CorePerson().observe(.whichOf([]), queue: CoalescingQueue(target: .manual)) { _, _ in }
                 _ = token
             }
         #else
-            let token = CorePerson().observe(whichOf: [], queue: CoalescingQueue(target: .manual)) { _, _ in }
+            let token = CorePerson().observe(.whichOf([]), queue: CoalescingQueue(target: .manual)) { _, _ in }
             #expect(!token.isValid)
         #endif
     }
@@ -171,7 +171,7 @@ struct WhichChangedTests {
         let queue = CoalescingQueue(target: .manual)
         let manager = CoreSeniorManager()
         let calls = CoreCounter()
-        let token = manager.observeAll(queue: queue) { _ in calls.increment() }
+        let token = manager.observe(.all, queue: queue) { _ in calls.increment() }
         manager.title = "VP"
         manager.reports = 3
         #expect(queue.drain() == 1)

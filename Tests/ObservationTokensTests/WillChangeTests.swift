@@ -11,7 +11,7 @@ struct WillChangeTests {
         let person = CorePerson()
         person.firstName = "Ada"
         let events = CoreRecorder<String>()
-        let before = person.observeWillChange { person in events.append("will: \(person.firstName) \(person.age)") }
+        let before = person.observe(.willChange) { person in events.append("will: \(person.firstName) \(person.age)") }
         let after = person.observe(\.firstName, options: .immediate, queue: queue) { person in
             events.append("did: \(person.firstName)")
         }
@@ -32,12 +32,12 @@ struct WillChangeTests {
         do {
             let person = CorePerson()
             weakPerson = person
-            token = person.observeWillChange { _ in calls.increment() }
+            token = person.observe(.willChange) { _ in calls.increment() }
             person.age = 1
             #expect(calls.value == 1)
             let registry = person.existingRegistry
             #expect(registry?.willChangeCount.load(ordering: .relaxed) == 1)
-            let second = person.observeWillChange { _ in calls.increment() }
+            let second = person.observe(.willChange) { _ in calls.increment() }
             person.age = 2
             #expect(calls.value == 3)
             second.invalidate()
@@ -53,7 +53,7 @@ struct WillChangeTests {
     @Test func droppingTheTokenStopsItAndStorageWritesDontCallIt() {
         let person = CorePerson()
         let calls = CoreCounter()
-        var token: ObservationToken? = person.observeWillChange { _ in calls.increment() }
+        var token: ObservationToken? = person.observe(.willChange) { _ in calls.increment() }
         person.setAgeSilently(5)
         #expect(calls.value == 0)
         token = nil
@@ -67,9 +67,9 @@ struct WillChangeTests {
         let queue = CoalescingQueue(target: .manual)
         let cache = PathUserCache(currentUser: PathUser(name: "a"))
         let calls = CoreCounter()
-        let token = cache.currentUser!.observeWillChange { _ in calls.increment() }
+        let token = cache.currentUser!.observe(.willChange) { _ in calls.increment() }
         // A path token reads the user's properties (under the same bit setters take): no call
-        let path = try cache.observe(path: "currentUser.address.zipCode", queue: queue) { _ in }
+        let path = try cache.observe(.path("currentUser.address.zipCode"), queue: queue) { _ in }
         cache.currentUser = PathUser()
         queue.drain()
         #expect(calls.value == 0)

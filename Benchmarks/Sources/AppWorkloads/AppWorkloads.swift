@@ -92,7 +92,7 @@ public final class OTViewModel {
             viewModel.hits &+= item.title.utf8.count | 1
         }
         .store(in: &tokens)
-        item.observe(KeyPathChain(\OTItem.owner).then(\.count), observer: self, queue: queue) {
+        item.observe(.chain(KeyPathChain(\OTItem.owner).then(\.count)), observer: self, queue: queue) {
             viewModel, _, ownerCount in
             viewModel.hits &+= (ownerCount ?? 0) | 1
         }

@@ -6,7 +6,7 @@ import ObservationTokens
 func w12(size: Int) {
     let items = ObservedArray((0..<size).map { _ in Counter() })
     let tokens = (0..<1_000).map { index in
-        try! items.observeObject(at: index % size, queue: queue) { _, _ in tally.count &+= 1 }
+        items.observe(.object(at: index % size), queue: queue) { _, _ in tally.count &+= 1 }
     }
     let extra = (0..<10_000).map { _ in Counter() }
     w12measured(items, extra)
@@ -22,7 +22,7 @@ func w12measured(_ items: ObservedArray<Counter>, _ extra: [Counter]) {
 /// W13: 200 inserts at 0 of an array of 100,000 with 1,000 index-following tokens, delivered.
 func w13() {
     let numbers = ObservedArray(0..<100_000)
-    let tokens = (0..<1_000).map { index in numbers.observeElement(at: index, queue: queue) { _ in tally.count &+= 1 } }
+    let tokens = (0..<1_000).map { index in numbers.observe(.element(at: index), queue: queue) { _ in tally.count &+= 1 } }
     w13measured(numbers)
     withExtendedLifetime(tokens) {}
 }
@@ -38,7 +38,7 @@ func w13measured(_ numbers: ObservedArray<Int>) {
 /// W14: 50 ticks of 1,000 appends to an array of 1,000 with one change-list token.
 func w14() {
     let items = ObservedArray(0..<1_000)
-    let token = items.observeMutations(queue: queue) { _, changes in tally.count &+= changes.inserted.count }
+    let token = items.observe(.mutations, queue: queue) { _, changes in tally.count &+= changes.inserted.count }
     for _ in 0..<opaque(50) {
         w14measured(items)
         items.removeLast(1_000)

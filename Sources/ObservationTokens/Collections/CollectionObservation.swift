@@ -60,25 +60,30 @@ protocol ChangeLogHolder: AnyObject, Sendable {
 final class ChangeListSubscription<Model: ObservableModelBase, Changes: ChangeList>: Subscription,
     @unchecked Sendable
 {  // see Subscription
-    @exclusivity(unchecked) private var callback: (@Sendable (Model, Changes) -> Void)?
+    @exclusivity(unchecked) private var callback: (@Sendable (AnyObject?, Model, Changes) -> Void)?
     let log: ChangeLogBox<Changes.Log>
     let holder: any ChangeLogHolder
+    private let observer: WeakReference?
 
     init(
-        root: __shared Model, log: ChangeLogBox<Changes.Log>, holder: any ChangeLogHolder, options: ObservationOptions,
-        queue: CoalescingQueue, site: CreationSite, callback: @escaping @Sendable (Model, Changes) -> Void
+        root: __shared Model, observer: AnyObject?, log: ChangeLogBox<Changes.Log>, holder: any ChangeLogHolder,
+        options: ObservationOptions, queue: CoalescingQueue, site: CreationSite,
+        callback: @escaping @Sendable (AnyObject?, Model, Changes) -> Void
     ) {
         self.callback = callback
         self.log = log
         self.holder = holder
+        self.observer = observer.map(WeakReference.init)
         super.init(
-            rootRegistry: root.registry, hasObserver: false, target: .property, options: options, queue: queue,
-            wantsOldValue: false, site: site)
+            rootRegistry: root.registry, hasObserver: observer != nil, target: .property, options: options,
+            queue: queue, wantsOldValue: false, site: site)
     }
+
+    override func loadObserver() -> AnyObject? { observer?.load() }
 
     override func invoke(observer: AnyObject?, root: ObservableModelBase) {
         let changes = Changes(log: log.withLock { $0.take() })
-        callback?(unsafeDowncast(root, to: Model.self), changes)
+        callback?(observer, unsafeDowncast(root, to: Model.self), changes)
     }
 
     /// Runs once, when the token has ended: the collection stops writing this log.
@@ -91,26 +96,30 @@ final class ChangeListSubscription<Model: ObservableModelBase, Changes: ChangeLi
 /// A subscription that follows one element of an array as it moves, fires once when the
 /// element leaves, and then ends.
 final class FollowingSubscription<Element: AnyObject>: Subscription, @unchecked Sendable {  // see Subscription
-    @exclusivity(unchecked) private var callback: (@Sendable (ObservedArray<Element>, Element?) -> Void)?
+    @exclusivity(unchecked) private var callback: (@Sendable (AnyObject?, ObservedArray<Element>, Element?) -> Void)?
     /// Keeps the cell (and so its registry, where this token's leaf edge is) alive.
     let cell: FollowCell
+    private let observer: WeakReference?
 
     init(
-        root: __shared ObservedArray<Element>, cell: FollowCell, options: ObservationOptions,
+        root: __shared ObservedArray<Element>, observer: AnyObject?, cell: FollowCell, options: ObservationOptions,
         queue: CoalescingQueue, site: CreationSite,
-        callback: @escaping @Sendable (ObservedArray<Element>, Element?) -> Void
+        callback: @escaping @Sendable (AnyObject?, ObservedArray<Element>, Element?) -> Void
     ) {
         self.callback = callback
         self.cell = cell
+        self.observer = observer.map(WeakReference.init)
         super.init(
-            rootRegistry: root.registry, hasObserver: false,
+            rootRegistry: root.registry, hasObserver: observer != nil,
             target: .paths([ObservedPath(steps: cell.steps(followersSerial: root.followersSerial))]),
             options: options, queue: queue, wantsOldValue: false, site: site)
     }
 
+    override func loadObserver() -> AnyObject? { observer?.load() }
+
     override func invoke(observer: AnyObject?, root: ObservableModelBase) {
         let left = cell.left.load(ordering: .acquiring)
-        callback?(unsafeDowncast(root, to: ObservedArray<Element>.self), cell.followedObject as? Element)
+        callback?(observer, unsafeDowncast(root, to: ObservedArray<Element>.self), cell.followedObject as? Element)
         // The element has left: this was the last delivery.
         if left { end() }
     }
@@ -130,9 +139,10 @@ protocol ObservedCollectionPaths: ObservableModelBase {
     var elementModels: [ObservableModelBase] { get }
     /// Parses one component of a string path on a collection of this type (`collection`, if
     /// one is there now): the steps it becomes, and what the path reaches after it, so the
-    /// rest of the path is checked against the element type.
+    /// rest of the path is checked against the element type. `parse` says how components that
+    /// depend on the collection there are treated.
     static func pathComponent(
-        _ component: String, on collection: Self?, path: String, position: Int
+        _ component: String, on collection: Self?, path: String, position: Int, parse: PathParse
     ) throws(KeyPathError) -> (steps: [PathStep], next: PathLevel)
 }
 

@@ -15,12 +15,23 @@ final class FollowCell: ObservableModelBase, @unchecked Sendable {  // immutable
     /// Set when the array deinitializes: `arrayID` may then name another array at its address.
     let arrayIsGone = Atomic<Bool>(false)
     private weak var object: AnyObject?
+    /// Made for an index that held no object (`departed(arrayID:)`).
+    private let isDeparted: Bool
 
-    init(object: AnyObject, arrayID: ObjectIdentifier) {
+    init(object: AnyObject, arrayID: ObjectIdentifier, isDeparted: Bool = false) {
         self.object = object
+        self.isDeparted = isDeparted
         objectID = ObjectIdentifier(object)
         self.arrayID = arrayID
         super.init()
+    }
+
+    /// A cell for an index that held no object: its object has left already, so the path
+    /// through it is unreachable and its token's first delivery is its last.
+    static func departed(arrayID: ObjectIdentifier) -> FollowCell {
+        let cell = FollowCell(object: DepartedElement(), arrayID: arrayID, isDeparted: true)
+        cell.left.store(true, ordering: .releasing)
+        return cell
     }
 
     /// The followed element until it leaves; its tokens' leaf.
@@ -41,7 +52,9 @@ final class FollowCell: ObservableModelBase, @unchecked Sendable {  // immutable
     func steps(followersSerial: UInt64) -> [PathStep] {
         let toCell = TypedKey(keyPath: \FollowCell.cellSelf) { [self] object, _ in
             if ObjectIdentifier(object) == arrayID, !arrayIsGone.load(ordering: .acquiring) {
-                guard !left.load(ordering: .acquiring) else { return nil }
+                // A cell made departed still resolves (to its element, nil), so that its token
+                // starts, delivers once and ends.
+                guard isDeparted || !left.load(ordering: .acquiring) else { return nil }
                 object.recordCollectionAccess(serial: followersSerial, valueType: FollowCell.self)
                 return self
             }
@@ -100,3 +113,6 @@ protocol FollowCellProviding: ObservableModelBase {
     var followersSerial: UInt64 { get }
     func followCell(for object: AnyObject) -> FollowCell?
 }
+
+/// What a departed cell was made for (nothing: it is released at once).
+private final class DepartedElement {}

@@ -195,118 +195,6 @@ public final class ObservedDictionary<Key: Hashable, Value>: ObservableModelBase
 
 // MARK: - Observing
 
-extension ObservedDictionary {
-    /// Observes one key, which may have no value yet.
-    ///
-    /// ```swift
-    /// let token = settings.observe(key: "theme") { settings in
-    ///     print(settings["theme"] ?? "unset")
-    /// }
-    /// ```
-    ///
-    /// Fires when a value for `key` is added, changed to a different one, or removed (only if
-    /// there was one). Other keys never fire it. Equivalent to `observe(\.[key])`.
-    ///
-    /// - Parameters:
-    ///   - key: Any key.
-    ///   - options: `.initial`, `.immediate`, `.endpointChanges`; see ``ObservationOptions``.
-    ///   - queue: Where callbacks are delivered; the main queue by default.
-    ///   - callback: Receives the dictionary.
-    ///   - fileID: The file that creates the token (the default), named by debug-build misuse traps.
-    ///   - line: The line that creates the token (the default), named by debug-build misuse traps.
-    /// - Returns: The token that keeps the observation alive.
-    /// - Complexity: O(1).
-    public func observe(
-        key: Key,
-        options: ObservationOptions = [],
-        queue: CoalescingQueue = .main,
-        fileID: StaticString = #fileID,
-        line: UInt = #line,
-        _ callback: @escaping @Sendable (ObservedDictionary) -> Void
-    ) -> ObservationToken {
-        // The token's leaf is on a cell of its own (see `KeyCell`); unless `.endpointChanges`
-        // asks for values, nothing reads the dictionary, so it can be made on any thread while
-        // another thread mutates it.
-        let cell = keyCell(for: key)
-        let steps = cell.steps(keyersSerial: observation.keyersSerial, reading: options.contains(.endpointChanges))
-        return _observeSynthetic(
-            _ModelSubscription(
-                root: self, target: .paths([ObservedPath(steps: steps)]), options: options, queue: queue,
-                site: CreationSite(fileID: fileID, line: line, kind: .key, options: options), callback: callback))
-    }
-
-    /// Observes any mutation (`*`) and reports the keys inserted, removed and updated since the
-    /// last delivery.
-    ///
-    /// ```swift
-    /// let token = settings.observeMutations { settings, changes in
-    ///     print(changes.inserted, changes.removed, changes.updated)
-    /// }
-    /// ```
-    ///
-    /// - Parameters:
-    ///   - options: `.initial`, `.immediate`; see ``ObservationOptions``.
-    ///   - queue: Where callbacks are delivered; the main queue by default.
-    ///   - callback: Receives the dictionary and the changes since the previous delivery.
-    ///   - fileID: The file that creates the token (the default), named by debug-build misuse traps.
-    ///   - line: The line that creates the token (the default), named by debug-build misuse traps.
-    /// - Returns: The token that keeps the observation alive.
-    /// - Complexity: O(1) to create; O(*k*) per mutation in the keys it changes.
-    public func observeMutations(
-        options: ObservationOptions = [],
-        queue: CoalescingQueue = .main,
-        fileID: StaticString = #fileID,
-        line: UInt = #line,
-        _ callback: @escaping @Sendable (ObservedDictionary, DictionaryChanges<Key>) -> Void
-    ) -> ObservationToken {
-        _observeSynthetic(
-            .synthetic(\ObservedDictionary.snapshot, serial: observation.contentsSerial, valueType: [Key: Value].self),
-            subscription: ChangeListSubscription(
-                root: self, log: observation.addLog(), holder: observation,
-                options: options.subtracting(.endpointChanges), queue: queue,
-                site: CreationSite(fileID: fileID, line: line, kind: .mutations, options: options), callback: callback))
-    }
-}
-
-extension ObservedDictionary where Value: ObservableModelBase {
-    /// Observes a property of every value (`*.x`), including values added later.
-    ///
-    /// ```swift
-    /// let token = rows.observeEach(\.isDone) { rows in
-    ///     print(rows.values.filter(\.isDone).count, "done")
-    /// }
-    /// ```
-    ///
-    /// Fires once per tick when any value's property changes, and when the dictionary changes
-    /// (which may add or remove values). A value stored under two keys is watched once;
-    /// removing one of the keys keeps watching it under the other.
-    ///
-    /// - Parameters:
-    ///   - keyPath: An `@Observed` property of the value type.
-    ///   - options: `.initial`, `.immediate`; see ``ObservationOptions``.
-    ///   - queue: Where callbacks are delivered; the main queue by default.
-    ///   - callback: Receives the dictionary.
-    ///   - fileID: The file that creates the token (the default), named by debug-build misuse traps.
-    ///   - line: The line that creates the token (the default), named by debug-build misuse traps.
-    /// - Returns: The token that keeps the observation alive.
-    /// - Complexity: O(*n*) to create, and again on each mutation of the dictionary (the token
-    ///   re-attaches to the values).
-    public func observeEach<Property>(
-        _ keyPath: KeyPath<Value, Property>,
-        options: ObservationOptions = [],
-        queue: CoalescingQueue = .main,
-        fileID: StaticString = #fileID,
-        line: UInt = #line,
-        _ callback: @escaping @Sendable (ObservedDictionary) -> Void
-    ) -> ObservationToken {
-        _observeSynthetic(
-            _ModelSubscription(
-                root: self, target: .paths([ObservedPath(steps: [.wildcard, .key(TypedKey(keyPath))])]),
-                options: options.subtracting(.endpointChanges), queue: queue,
-                site: CreationSite(fileID: fileID, line: line), callback: callback))
-    }
-}
-
 extension ObservedDictionary: KeyCellProviding {
     var keyersSerial: UInt64 { observation.keyersSerial }
 
@@ -356,7 +244,7 @@ extension ObservedDictionary: ObservedCollectionPaths {
     /// `count`, `*` (every value), or a key: `settings.theme`, `scores.1`. A key's steps run
     /// through its cell on whatever dictionary the path reaches when it is walked.
     static func pathComponent(
-        _ component: String, on dictionary: ObservedDictionary?, path: String, position: Int
+        _ component: String, on dictionary: ObservedDictionary?, path: String, position: Int, parse: PathParse
     ) throws(KeyPathError) -> (steps: [PathStep], next: PathLevel) {
         switch component {
         case "*": return ([.wildcard], .element(Value.self))

@@ -299,116 +299,6 @@ extension ObservedSet: Hashable {
 
 // MARK: - Observing
 
-extension ObservedSet {
-    /// Observes one member: fires when it is really added or removed.
-    ///
-    /// ```swift
-    /// let token = tags.observe(member: "urgent") { tags in
-    ///     print(tags.contains("urgent"))
-    /// }
-    /// ```
-    ///
-    /// Equivalent to `observe(\.[contains: member])`.
-    ///
-    /// - Parameters:
-    ///   - member: Any value; it need not be a member now.
-    ///   - options: `.initial`, `.immediate`, `.endpointChanges`; see ``ObservationOptions``.
-    ///   - queue: Where callbacks are delivered; the main queue by default.
-    ///   - callback: Receives the set.
-    ///   - fileID: The file that creates the token (the default), named by debug-build misuse traps.
-    ///   - line: The line that creates the token (the default), named by debug-build misuse traps.
-    /// - Returns: The token that keeps the observation alive.
-    /// - Complexity: O(1).
-    public func observe(
-        member: Element,
-        options: ObservationOptions = [],
-        queue: CoalescingQueue = .main,
-        fileID: StaticString = #fileID,
-        line: UInt = #line,
-        _ callback: @escaping @Sendable (ObservedSet) -> Void
-    ) -> ObservationToken {
-        // The token's leaf is on a cell of its own (see `KeyCell`); unless `.endpointChanges`
-        // asks for values, nothing reads the set.
-        let cell = keyCell(for: member)
-        let steps = cell.steps(keyersSerial: observation.keyersSerial, reading: options.contains(.endpointChanges))
-        return _observeSynthetic(
-            _ModelSubscription(
-                root: self, target: .paths([ObservedPath(steps: steps)]), options: options, queue: queue,
-                site: CreationSite(fileID: fileID, line: line, kind: .member, options: options), callback: callback))
-    }
-
-    /// Observes any mutation (`*`) and reports the members added and removed since the last
-    /// delivery.
-    ///
-    /// ```swift
-    /// let token = tags.observeMutations { tags, changes in
-    ///     print("added", changes.inserted, "removed", changes.removed)
-    /// }
-    /// ```
-    ///
-    /// - Parameters:
-    ///   - options: `.initial`, `.immediate`; see ``ObservationOptions``.
-    ///   - queue: Where callbacks are delivered; the main queue by default.
-    ///   - callback: Receives the set and the changes since the previous delivery.
-    ///   - fileID: The file that creates the token (the default), named by debug-build misuse traps.
-    ///   - line: The line that creates the token (the default), named by debug-build misuse traps.
-    /// - Returns: The token that keeps the observation alive.
-    /// - Complexity: O(1) to create; O(*k*) per mutation in the members it adds or removes.
-    public func observeMutations(
-        options: ObservationOptions = [],
-        queue: CoalescingQueue = .main,
-        fileID: StaticString = #fileID,
-        line: UInt = #line,
-        _ callback: @escaping @Sendable (ObservedSet, SetChanges<Element>) -> Void
-    ) -> ObservationToken {
-        _observeSynthetic(
-            .synthetic(\ObservedSet.snapshot, serial: observation.contentsSerial, valueType: Set<Element>.self),
-            subscription: ChangeListSubscription(
-                root: self, log: observation.addLog(), holder: observation,
-                options: options.subtracting(.endpointChanges), queue: queue,
-                site: CreationSite(fileID: fileID, line: line, kind: .mutations, options: options),
-                callback: callback))
-    }
-}
-
-extension ObservedSet where Element: ObservableModelBase {
-    /// Observes a property of every member (`*.x`), including members added later.
-    ///
-    /// ```swift
-    /// let token = team.observeEach(\.isOnline) { team in
-    ///     print(team.filter(\.isOnline).count, "online")
-    /// }
-    /// ```
-    ///
-    /// Fires once per tick when any member's property changes, and when the set changes (which
-    /// may add or remove members).
-    ///
-    /// - Parameters:
-    ///   - keyPath: An `@Observed` property of the element type.
-    ///   - options: `.initial`, `.immediate`; see ``ObservationOptions``.
-    ///   - queue: Where callbacks are delivered; the main queue by default.
-    ///   - callback: Receives the set.
-    ///   - fileID: The file that creates the token (the default), named by debug-build misuse traps.
-    ///   - line: The line that creates the token (the default), named by debug-build misuse traps.
-    /// - Returns: The token that keeps the observation alive.
-    /// - Complexity: O(*n*) to create, and again on each mutation of the set (the token
-    ///   re-attaches to the members).
-    public func observeEach<Property>(
-        _ keyPath: KeyPath<Element, Property>,
-        options: ObservationOptions = [],
-        queue: CoalescingQueue = .main,
-        fileID: StaticString = #fileID,
-        line: UInt = #line,
-        _ callback: @escaping @Sendable (ObservedSet) -> Void
-    ) -> ObservationToken {
-        _observeSynthetic(
-            _ModelSubscription(
-                root: self, target: .paths([ObservedPath(steps: [.wildcard, .key(TypedKey(keyPath))])]),
-                options: options.subtracting(.endpointChanges), queue: queue,
-                site: CreationSite(fileID: fileID, line: line), callback: callback))
-    }
-}
-
 extension ObservedSet: KeyCellProviding {
     var keyersSerial: UInt64 { observation.keyersSerial }
 
@@ -442,7 +332,7 @@ extension ObservedSet: ObservedCollectionPaths {
     /// here: the steps run through the member's cell on whatever set the path reaches when it
     /// is walked, so the path follows its member into a replacing set.
     static func pathComponent(
-        _ component: String, on set: ObservedSet?, path: String, position: Int
+        _ component: String, on set: ObservedSet?, path: String, position: Int, parse: PathParse
     ) throws(KeyPathError) -> (steps: [PathStep], next: PathLevel) {
         switch component {
         case "*": return ([.wildcard], .element(Element.self))

@@ -23,6 +23,25 @@ enum MainActorDelivery {
     static var isOnMainActor: Bool {
         DispatchQueue.getSpecific(key: mainQueueKey) != nil
     }
+
+    /// Runs a main-actor tracking closure (the read and the callback in one) where a delivery
+    /// runs, which must be the main actor: its reads are what the token watches, so it can't be
+    /// sent there for later. Elsewhere: a debug build traps naming the fix; a release build
+    /// skips the run and logs once.
+    static func runTracking(at fileID: StaticString, _ line: UInt, _ body: @MainActor () -> Void) {
+        guard isOnMainActor else {
+            let message =
+                "a main-actor tracking closure (observe(isolation: MainActor.shared) { … } at \(fileID):\(line)) ran off the main actor; deliver it through the main queue, or a .manual queue drained on the main actor"
+            _reportMisuse(message)
+            if offMainReported.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged {
+                _logMisuse(message)
+            }
+            return
+        }
+        MainActor.assumeIsolated { body() }
+    }
+
+    private static let offMainReported = Atomic<Bool>(false)
 }
 
 /// Carries values that the library hands from the delivering thread to the main actor, as

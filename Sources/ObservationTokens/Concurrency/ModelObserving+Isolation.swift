@@ -102,280 +102,71 @@ extension ModelObserving where Self: ObservableModelBase {
                 gate.wrap(callback)))
     }
 
-    /// Observes several properties with one token and a callback isolated to the main actor.
+    /// Observes whatever the closure reads, with the closure isolated to the main actor: it runs
+    /// at registration and at each delivery, and the token watches what it read that time.
+    ///
+    /// ```swift
+    /// list.observe(observer: self, isolation: MainActor.shared) { view, list in
+    ///     view.text = "\(list.remainingCount) left"   // view: a @MainActor object
+    /// }
+    /// .store(in: &tokens)
+    /// ```
+    ///
+    /// The closure is both the read and the callback, so it runs where deliveries run: make the
+    /// token on the main actor and deliver it through the main queue (the default) or a
+    /// `.manual` queue drained on the main actor. A delivery anywhere else is a programming
+    /// error: a debug build traps naming the fix; a release build skips that run and logs once.
     ///
     /// - Parameters:
-    ///   - keyPaths: `@Observed` properties of the receiver.
-    ///   - options: `.initial`, `.immediate`; see ``ObservationOptions``.
-    ///   - queue: Where deliveries start; the main queue by default.
-    ///   - isolation: `MainActor.shared`: the callback is isolated to the main actor.
+    ///   - options: `.immediate`; see ``ObservationOptions``.
+    ///   - queue: Where deliveries run; the main queue by default.
+    ///   - isolation: `MainActor.shared`: the closure is isolated to the main actor.
     ///   - fileID: Where the token is created, for its description.
     ///   - line: Where the token is created, for its description.
-    ///   - callback: Runs on the main actor with the observed object.
+    ///   - body: Reads what to watch, and acts on it, on the main actor.
     /// - Returns: The token that keeps the observation alive.
     public func observe(
-        _ keyPaths: [PartialKeyPath<Self>],
         options: ObservationOptions = [],
         queue: CoalescingQueue = .main,
         isolation: MainActor,
         fileID: StaticString = #fileID,
         line: UInt = #line,
-        _ callback: @escaping @MainActor @Sendable (Self) -> Void
+        _ body: @escaping @MainActor @Sendable (Self) -> Void
     ) -> ObservationToken {
-        let gate = MainActorGate()
-        return gate.attach(
-            observe(keyPaths, options: options, queue: queue, fileID: fileID, line: line, gate.wrap(callback)))
+        observe(options: options, queue: queue, fileID: fileID, line: line) { model in
+            let model = MainActorHandOff(value: model)
+            MainActorDelivery.runTracking(at: fileID, line) { body(model.value) }
+        }
     }
 
-    /// Observes several properties with one token on behalf of `observer`, with a callback
-    /// isolated to the main actor.
+    /// Observes whatever the closure reads on behalf of `observer`, held weakly, with the closure
+    /// isolated to the main actor. See ``observe(options:queue:isolation:fileID:line:_:)`` for
+    /// where it runs.
     ///
     /// - Parameters:
-    ///   - keyPaths: `@Observed` properties of the receiver.
-    ///   - observer: The object the callback works on; held weakly.
-    ///   - options: `.initial`, `.immediate`; see ``ObservationOptions``.
-    ///   - queue: Where deliveries start; the main queue by default.
-    ///   - isolation: `MainActor.shared`: the callback is isolated to the main actor.
+    ///   - observer: The object the closure works on; held weakly.
+    ///   - options: `.immediate`; see ``ObservationOptions``.
+    ///   - queue: Where deliveries run; the main queue by default.
+    ///   - isolation: `MainActor.shared`: the closure is isolated to the main actor.
     ///   - fileID: Where the token is created, for its description.
     ///   - line: Where the token is created, for its description.
-    ///   - callback: Runs on the main actor with the observer and the observed object.
+    ///   - body: Reads what to watch, and acts on it, on the main actor, with the observer.
     /// - Returns: The token that keeps the observation alive.
     public func observe<Observer: AnyObject>(
-        _ keyPaths: [PartialKeyPath<Self>],
         observer: Observer,
         options: ObservationOptions = [],
         queue: CoalescingQueue = .main,
         isolation: MainActor,
         fileID: StaticString = #fileID,
         line: UInt = #line,
-        _ callback: @escaping @MainActor @Sendable (Observer, Self) -> Void
+        _ body: @escaping @MainActor @Sendable (Observer, Self) -> Void
     ) -> ObservationToken {
-        let gate = MainActorGate()
-        return gate.attach(
-            observe(
-                keyPaths, observer: observer, options: options, queue: queue, fileID: fileID, line: line,
-                gate.wrap(callback)))
-    }
-
-    /// Observes several properties, listed as arguments, with a callback isolated to the main
-    /// actor.
-    ///
-    /// - Parameters:
-    ///   - first: An `@Observed` property of the receiver.
-    ///   - second: Another one.
-    ///   - more: Any further ones.
-    ///   - options: `.initial`, `.immediate`; see ``ObservationOptions``.
-    ///   - queue: Where deliveries start; the main queue by default.
-    ///   - isolation: `MainActor.shared`: the callback is isolated to the main actor.
-    ///   - fileID: Where the token is created, for its description.
-    ///   - line: Where the token is created, for its description.
-    ///   - callback: Runs on the main actor with the observed object.
-    /// - Returns: The token that keeps the observation alive.
-    public func observe(
-        _ first: PartialKeyPath<Self>,
-        _ second: PartialKeyPath<Self>,
-        _ more: PartialKeyPath<Self>...,
-        options: ObservationOptions = [],
-        queue: CoalescingQueue = .main,
-        isolation: MainActor,
-        fileID: StaticString = #fileID,
-        line: UInt = #line,
-        _ callback: @escaping @MainActor @Sendable (Self) -> Void
-    ) -> ObservationToken {
-        observe(
-            [first, second] + more, options: options, queue: queue, isolation: isolation, fileID: fileID, line: line,
-            callback)
-    }
-
-    /// Observes one property's old and new value with a callback isolated to the main actor.
-    ///
-    /// - Parameters:
-    ///   - keyPath: An `@Observed` property of the receiver.
-    ///   - options: `.initial`, `.immediate`; see ``ObservationOptions``.
-    ///   - queue: Where deliveries start; the main queue by default.
-    ///   - isolation: `MainActor.shared`: the callback is isolated to the main actor.
-    ///   - fileID: Where the token is created, for its description.
-    ///   - line: Where the token is created, for its description.
-    ///   - callback: Runs on the main actor with the observed object and the change.
-    /// - Returns: The token that keeps the observation alive.
-    public func observeChanges<Value>(
-        _ keyPath: KeyPath<Self, Value>,
-        options: ObservationOptions = [],
-        queue: CoalescingQueue = .main,
-        isolation: MainActor,
-        fileID: StaticString = #fileID,
-        line: UInt = #line,
-        _ callback: @escaping @MainActor @Sendable (Self, PropertyChange<Value>) -> Void
-    ) -> ObservationToken {
-        let gate = MainActorGate()
-        return gate.attach(
-            observeChanges(keyPath, options: options, queue: queue, fileID: fileID, line: line, gate.wrap(callback)))
-    }
-
-    /// Observes a key path chain with a callback isolated to the main actor.
-    ///
-    /// - Parameters:
-    ///   - chain: The path, rooted at the receiver.
-    ///   - options: `.initial`, `.immediate`, `.endpointChanges`; see ``ObservationOptions``.
-    ///   - queue: Where deliveries start; the main queue by default.
-    ///   - isolation: `MainActor.shared`: the callback is isolated to the main actor.
-    ///   - fileID: Where the token is created, for its description.
-    ///   - line: Where the token is created, for its description.
-    ///   - callback: Runs on the main actor with the observed object and the endpoint's value
-    ///     at delivery.
-    /// - Returns: The token that keeps the observation alive.
-    public func observe<Value>(
-        _ chain: KeyPathChain<Self, Value>,
-        options: ObservationOptions = [],
-        queue: CoalescingQueue = .main,
-        isolation: MainActor,
-        fileID: StaticString = #fileID,
-        line: UInt = #line,
-        _ callback: @escaping @MainActor @Sendable (Self, Value) -> Void
-    ) -> ObservationToken {
-        let gate = MainActorGate()
-        return gate.attach(
-            observe(chain, options: options, queue: queue, fileID: fileID, line: line, gate.wrap(callback)))
-    }
-
-    /// Observes a key path chain on behalf of `observer` with a callback isolated to the main
-    /// actor.
-    ///
-    /// - Parameters:
-    ///   - chain: The path, rooted at the receiver.
-    ///   - observer: The object the callback works on; held weakly.
-    ///   - options: `.initial`, `.immediate`, `.endpointChanges`; see ``ObservationOptions``.
-    ///   - queue: Where deliveries start; the main queue by default.
-    ///   - isolation: `MainActor.shared`: the callback is isolated to the main actor.
-    ///   - fileID: Where the token is created, for its description.
-    ///   - line: Where the token is created, for its description.
-    ///   - callback: Runs on the main actor with the observer, the observed object and the
-    ///     endpoint's value at delivery.
-    /// - Returns: The token that keeps the observation alive.
-    public func observe<Observer: AnyObject, Value>(
-        _ chain: KeyPathChain<Self, Value>,
-        observer: Observer,
-        options: ObservationOptions = [],
-        queue: CoalescingQueue = .main,
-        isolation: MainActor,
-        fileID: StaticString = #fileID,
-        line: UInt = #line,
-        _ callback: @escaping @MainActor @Sendable (Observer, Self, Value) -> Void
-    ) -> ObservationToken {
-        let gate = MainActorGate()
-        return gate.attach(
-            observe(
-                chain, observer: observer, options: options, queue: queue, fileID: fileID, line: line,
-                gate.wrap(callback)))
-    }
-
-    /// Observes several key path chains with one token and a callback isolated to the main
-    /// actor.
-    ///
-    /// - Parameters:
-    ///   - chains: The paths, rooted at the receiver.
-    ///   - options: `.initial`, `.immediate`, `.endpointChanges`; see ``ObservationOptions``.
-    ///   - queue: Where deliveries start; the main queue by default.
-    ///   - isolation: `MainActor.shared`: the callback is isolated to the main actor.
-    ///   - fileID: Where the token is created, for its description.
-    ///   - line: Where the token is created, for its description.
-    ///   - callback: Runs on the main actor with the observed object.
-    /// - Returns: The token that keeps the observation alive.
-    public func observe(
-        _ chains: [AnyKeyPathChain<Self>],
-        options: ObservationOptions = [],
-        queue: CoalescingQueue = .main,
-        isolation: MainActor,
-        fileID: StaticString = #fileID,
-        line: UInt = #line,
-        _ callback: @escaping @MainActor @Sendable (Self) -> Void
-    ) -> ObservationToken {
-        let gate = MainActorGate()
-        return gate.attach(
-            observe(chains, options: options, queue: queue, fileID: fileID, line: line, gate.wrap(callback)))
-    }
-
-    /// Observes a dotted string key path with a callback isolated to the main actor.
-    ///
-    /// - Parameters:
-    ///   - path: The dotted path, rooted at the receiver.
-    ///   - options: `.initial`, `.immediate`, `.endpointChanges`; see ``ObservationOptions``.
-    ///   - queue: Where deliveries start; the main queue by default.
-    ///   - isolation: `MainActor.shared`: the callback is isolated to the main actor.
-    ///   - fileID: Where the token is created, for its description.
-    ///   - line: Where the token is created, for its description.
-    ///   - callback: Runs on the main actor with the observed object.
-    /// - Returns: The token that keeps the observation alive.
-    /// - Throws: ``KeyPathError`` naming the bad component and the type it was looked up on.
-    public func observe(
-        path: String,
-        options: ObservationOptions = [],
-        queue: CoalescingQueue = .main,
-        isolation: MainActor,
-        fileID: StaticString = #fileID,
-        line: UInt = #line,
-        _ callback: @escaping @MainActor @Sendable (Self) -> Void
-    ) throws(KeyPathError) -> ObservationToken {
-        try observe(
-            paths: [path], options: options, queue: queue, isolation: isolation, fileID: fileID, line: line, callback)
-    }
-
-    /// Observes several dotted string key paths with one token and a callback isolated to the
-    /// main actor.
-    ///
-    /// - Parameters:
-    ///   - paths: Dotted paths, rooted at the receiver.
-    ///   - options: `.initial`, `.immediate`, `.endpointChanges`; see ``ObservationOptions``.
-    ///   - queue: Where deliveries start; the main queue by default.
-    ///   - isolation: `MainActor.shared`: the callback is isolated to the main actor.
-    ///   - fileID: Where the token is created, for its description.
-    ///   - line: Where the token is created, for its description.
-    ///   - callback: Runs on the main actor with the observed object.
-    /// - Returns: The token that keeps the observation alive.
-    /// - Throws: ``KeyPathError`` for the first bad path.
-    public func observe(
-        paths: [String],
-        options: ObservationOptions = [],
-        queue: CoalescingQueue = .main,
-        isolation: MainActor,
-        fileID: StaticString = #fileID,
-        line: UInt = #line,
-        _ callback: @escaping @MainActor @Sendable (Self) -> Void
-    ) throws(KeyPathError) -> ObservationToken {
-        let gate = MainActorGate()
-        return gate.attach(
-            try observe(paths: paths, options: options, queue: queue, fileID: fileID, line: line, gate.wrap(callback)))
-    }
-
-    /// Observes a dotted string key path on behalf of `observer` with a callback isolated to
-    /// the main actor.
-    ///
-    /// - Parameters:
-    ///   - path: The dotted path, rooted at the receiver.
-    ///   - observer: The object the callback works on; held weakly.
-    ///   - options: `.initial`, `.immediate`, `.endpointChanges`; see ``ObservationOptions``.
-    ///   - queue: Where deliveries start; the main queue by default.
-    ///   - isolation: `MainActor.shared`: the callback is isolated to the main actor.
-    ///   - fileID: Where the token is created, for its description.
-    ///   - line: Where the token is created, for its description.
-    ///   - callback: Runs on the main actor with the observer and the observed object.
-    /// - Returns: The token that keeps the observation alive.
-    /// - Throws: ``KeyPathError`` naming the bad component and the type it was looked up on.
-    public func observe<Observer: AnyObject>(
-        path: String,
-        observer: Observer,
-        options: ObservationOptions = [],
-        queue: CoalescingQueue = .main,
-        isolation: MainActor,
-        fileID: StaticString = #fileID,
-        line: UInt = #line,
-        _ callback: @escaping @MainActor @Sendable (Observer, Self) -> Void
-    ) throws(KeyPathError) -> ObservationToken {
-        let gate = MainActorGate()
-        return gate.attach(
-            try observe(
-                path: path, observer: observer, options: options, queue: queue, fileID: fileID, line: line,
-                gate.wrap(callback)))
+        let handOff = MainActorHandOff(value: body)
+        return observe(observer: observer, options: options, queue: queue, fileID: fileID, line: line) {
+            observer, model in
+            let arguments = MainActorHandOff(value: (observer, model))
+            MainActorDelivery.runTracking(at: fileID, line) { handOff.value(arguments.value.0, arguments.value.1) }
+        }
     }
 
     /// Observes properties for as long as `observer` lives, with a callback isolated to the

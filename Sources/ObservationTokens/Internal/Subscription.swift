@@ -713,6 +713,15 @@ class Subscription: @unchecked Sendable {  // see the rules above
         queue.enqueue(self, retaining: root)
     }
 
+    /// Queues one delivery in this tick and ends the subscription right after it: for a token
+    /// whose path was bound to an object that had left already when it started.
+    final func scheduleLastDelivery() {
+        schedule()
+        queue.enqueueNotice { [self] in
+            if !isStillPending() { end() }
+        }
+    }
+
     /// With `.endpointChanges`, the first path's endpoint if any path's endpoint differs from
     /// the last one seen, else nil. Paths through a `*` have no single endpoint and always count
     /// as changed.

@@ -1,46 +1,4 @@
 extension ModelObserving where Self: ObservableModelBase {
-    /// Observes several properties with one token whose callback learns which of them changed
-    /// this tick.
-    ///
-    /// ```swift
-    /// let token = person.observe(whichOf: [\.firstName, \.lastName]) { person, changed in
-    ///     if changed.contains(\.lastName) { sortContacts() }
-    ///     render(person)
-    /// }
-    /// ```
-    ///
-    /// The callback runs at most once per tick, whichever of the properties changed and however
-    /// often, with those that changed since its last call (FBKVOController's key path
-    /// argument, for a coalescing token). `fire()` and `.initial` call it with an empty
-    /// set; with `.immediate` it runs inside each setter, with that one property. For a token
-    /// that doesn't need to know, `observe(_:)` with a list is cheaper: this one holds a
-    /// subscription per property, which records the change inside the setter, plus one that
-    /// coalesces them.
-    ///
-    /// - Parameters:
-    ///   - keyPaths: `@Observed` properties of the receiver; an empty list is a programming
-    ///     error (a debug-build trap; an ended token in release builds).
-    ///   - options: `.initial`, `.immediate`; see ``ObservationOptions``.
-    ///   - queue: Where callbacks are delivered; the main queue by default.
-    ///   - fileID: The file that creates the token (the default), named by debug-build misuse traps.
-    ///   - line: The line that creates the token (the default), named by debug-build misuse traps.
-    ///   - callback: Receives the observed object and the key paths that changed.
-    /// - Returns: The token that keeps the observation alive.
-    /// - Complexity: O(*k*) in the key paths to create; a set costs what a set of a plain
-    ///   token's property costs, and the tick's delivery O(changed key paths).
-    public func observe(
-        whichOf keyPaths: [PartialKeyPath<Self>],
-        options: ObservationOptions = [],
-        queue: CoalescingQueue = .main,
-        fileID: StaticString = #fileID,
-        line: UInt = #line,
-        _ callback: @escaping @Sendable (Self, ChangedProperties<Self>) -> Void
-    ) -> ObservationToken {
-        _observe(
-            whichOf: keyPaths, observer: nil, options: options, queue: queue,
-            site: CreationSite(fileID: fileID, line: line, kind: .whichOf, options: options)
-        ) { _, model, changed in callback(model, changed) }
-    }
 
     /// `observe(whichOf:)` with or without an observer (held weakly: once it is gone, the token
     /// ends at its next delivery).
@@ -95,36 +53,6 @@ extension ModelObserving where Self: ObservableModelBase {
         return token
     }
 
-    /// Observes every `@Observed` property of the receiver with one token: the typed form of a
-    /// `*` string path.
-    ///
-    /// ```swift
-    /// let token = settings.observeAll { settings in save(settings) }
-    /// ```
-    ///
-    /// Properties are those the class declares `@Observed`, superclass ones included; a
-    /// property's change fires the token once per tick, however many change.
-    ///
-    /// - Parameters:
-    ///   - options: `.initial`, `.immediate`; see ``ObservationOptions``.
-    ///   - queue: Where callbacks are delivered; the main queue by default.
-    ///   - fileID: The file that creates the token (the default), named by debug-build misuse traps.
-    ///   - line: The line that creates the token (the default), named by debug-build misuse traps.
-    ///   - callback: Receives the observed object.
-    /// - Returns: The token that keeps the observation alive.
-    /// - Complexity: O(1) to create: one edge for all the properties.
-    public func observeAll(
-        options: ObservationOptions = [],
-        queue: CoalescingQueue = .main,
-        fileID: StaticString = #fileID,
-        line: UInt = #line,
-        _ callback: @escaping @Sendable (Self) -> Void
-    ) -> ObservationToken {
-        _observe(
-            _ModelSubscription(
-                root: self, target: .paths([ObservedPath(step: .wildcard)]), options: options, queue: queue,
-                site: CreationSite(fileID: fileID, line: line, kind: .all, options: options), callback: callback))
-    }
 }
 
 /// Which of the properties an `observe(whichOf:)` token watches changed since its last call.

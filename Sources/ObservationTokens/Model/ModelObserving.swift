@@ -125,143 +125,9 @@ extension ModelObserving where Self: ObservableModelBase {
             })
     }
 
-    /// Observes several properties with one token: one callback per tick, however many of them
-    /// changed.
-    ///
-    /// ```swift
-    /// let token = person.observe([\.firstName, \.lastName]) { person in
-    ///     print(person.firstName, person.lastName)
-    /// }
-    /// ```
-    ///
-    /// - Parameters:
-    ///   - keyPaths: `@Observed` properties of the receiver. One that is not (a plain `var`, a
-    ///     `let`, a computed or composed key path) traps in debug builds, naming it and the fix,
-    ///     and gives an ended token in release builds; so does an empty list (it would observe
-    ///     nothing).
-    ///   - options: `.initial`, `.immediate`; see ``ObservationOptions``.
-    ///   - queue: Where callbacks are delivered; the main queue by default.
-    ///   - callback: Receives the observed object.
-    ///   - fileID: The file that creates the token (the default), named by debug-build misuse traps.
-    ///   - line: The line that creates the token (the default), named by debug-build misuse traps.
-    /// - Returns: The token that keeps the observation alive.
-    /// - Complexity: O(*k*) in the number of key paths.
-    @inlinable @inline(__always)
-    public func observe(
-        _ keyPaths: [PartialKeyPath<Self>],
-        options: ObservationOptions = [],
-        queue: CoalescingQueue = .main,
-        fileID: StaticString = #fileID,
-        line: UInt = #line,
-        _ callback: @escaping @Sendable (Self) -> Void
-    ) -> ObservationToken {
-        _observeList(
-            _ModelSubscription(
-                root: self, target: .keys(keyPaths.map { TypedKey(partial: $0) }), options: options, queue: queue,
-                site: CreationSite(fileID: fileID, line: line, kind: .list, options: options), callback: callback))
-    }
 
-    /// Observes several properties with one token on behalf of `observer`, held weakly.
-    ///
-    /// - Parameters:
-    ///   - keyPaths: `@Observed` properties of the receiver; one that is not traps in debug
-    ///     builds (see `observe(_:options:queue:fileID:line:_:)` with a list).
-    ///   - observer: The object the callback works on; held weakly.
-    ///   - options: `.initial`, `.immediate`; see ``ObservationOptions``.
-    ///   - queue: Where callbacks are delivered; the main queue by default.
-    ///   - callback: Receives the observer and the observed object.
-    ///   - fileID: The file that creates the token (the default), named by debug-build misuse traps.
-    ///   - line: The line that creates the token (the default), named by debug-build misuse traps.
-    /// - Returns: The token that keeps the observation alive.
-    @inlinable @inline(__always)
-    public func observe<Observer: AnyObject>(
-        _ keyPaths: [PartialKeyPath<Self>],
-        observer: Observer,
-        options: ObservationOptions = [],
-        queue: CoalescingQueue = .main,
-        fileID: StaticString = #fileID,
-        line: UInt = #line,
-        _ callback: @escaping @Sendable (Observer, Self) -> Void
-    ) -> ObservationToken {
-        _observeList(
-            _ObserverSubscription(
-                root: self, observer: observer, target: .keys(keyPaths.map { TypedKey(partial: $0) }),
-                options: options, queue: queue,
-                site: CreationSite(fileID: fileID, line: line, kind: .list, options: options),
-                callback: callback))
-    }
 
-    /// Observes several properties with one token, listed as arguments.
-    ///
-    /// ```swift
-    /// let token = person.observe(\.firstName, \.lastName) { person in … }
-    /// ```
-    @inlinable @inline(__always)
-    public func observe(
-        _ first: PartialKeyPath<Self>,
-        _ second: PartialKeyPath<Self>,
-        _ more: PartialKeyPath<Self>...,
-        options: ObservationOptions = [],
-        queue: CoalescingQueue = .main,
-        fileID: StaticString = #fileID,
-        line: UInt = #line,
-        _ callback: @escaping @Sendable (Self) -> Void
-    ) -> ObservationToken {
-        observe([first, second] + more, options: options, queue: queue, fileID: fileID, line: line, callback)
-    }
 
-    /// Observes one property and reports its old and new value.
-    ///
-    /// `change.old` is the value before the first change in this tick; `change.new` is the
-    /// value when the callback runs. For `.initial`, `fire()` and `schedule()` deliveries with
-    /// no change, `old == new`.
-    ///
-    /// ```swift
-    /// let token = account.observeChanges(\.balance) { account, change in
-    ///     print("balance went from", change.old, "to", change.new)
-    /// }
-    /// ```
-    ///
-    /// - Parameters:
-    ///   - keyPath: An `@Observed` property of the receiver, or any key path that reads some:
-    ///     then a tracked token, whose `change.old` is the value last delivered.
-    ///   - options: `.initial`, `.immediate`; see ``ObservationOptions``.
-    ///   - queue: Where callbacks are delivered; the main queue by default.
-    ///   - callback: Receives the observed object and the change.
-    ///   - fileID: The file that creates the token (the default), named by debug-build misuse traps.
-    ///   - line: The line that creates the token (the default), named by debug-build misuse traps.
-    /// - Returns: The token that keeps the observation alive.
-    @inlinable @inline(__always)
-    public func observeChanges<Value>(
-        _ keyPath: consuming KeyPath<Self, Value>,
-        options: ObservationOptions = [],
-        queue: CoalescingQueue = .main,
-        fileID: StaticString = #fileID,
-        line: UInt = #line,
-        _ callback: @escaping @Sendable (Self, PropertyChange<Value>) -> Void
-    ) -> ObservationToken {
-        let access = _KeyPathAccess(consume keyPath)
-        let key = access.key
-        let site = CreationSite(fileID: fileID, line: line, kind: .change, options: options)
-        return _observeChange(
-            key, options: options, queue: queue, site: site,
-            callback: { _, root, oldValue in
-                let model = unsafeDowncast(root, to: Self.self)
-                let new = access.read(model)
-                let old = (oldValue as? Value) ?? new
-                callback(model, PropertyChange(old: old, new: new))
-            },
-            orTrack: {
-                // Tracked: `old` is the value last delivered.
-                _observeTracked(
-                    key, read: _TrackedRead(access), observer: nil, options: options, queue: queue, site: site,
-                    keepsLast: true,
-                    reportsMisuse: true
-                ) { (_: AnyObject?, model: Self, new: Value, old: Value) in
-                    callback(model, PropertyChange(old: old, new: new))
-                }.token
-            })
-    }
 }
 
 extension ObservableModelBase {
@@ -363,5 +229,18 @@ extension ObservableModelBase {
             subscription.deliverNow(oldValue: nil, isChange: false)
         }
         return true
+    }
+}
+
+extension ObservableModelBase {
+    /// The list source's token (`ObservationSource`'s array literal).
+    final func _observeList<Root: ObservableModel>(
+        _ keyPaths: [PartialKeyPath<Root>], delivery: _ObservationDelivery<Root, Void>
+    ) -> ObservationToken {
+        _observeList(
+            ErasedSubscription(
+                root: self, observer: delivery.observer, target: .keys(keyPaths.map { TypedKey(partial: $0) }),
+                options: delivery.options, queue: delivery.queue, wantsOldValue: false, site: delivery.site(.list),
+                callback: delivery.general))
     }
 }

@@ -24,6 +24,49 @@ import Synchronization
 /// component is checked on the object it reaches (see `RuntimeComponent`).
 enum StringKeyPath {
     static func parse(_ path: String, root: ObservableModelBase) throws(KeyPathError) -> ObservedPath {
+        try parse(path, level: PathLevel.of(root), PathParse(.instance))
+    }
+
+    /// `parse(_:root:)` from the root's class alone, for a source made before it is started on
+    /// an object (``ObservationSource/path(_:)``): names are checked against the declared types;
+    /// components that depend on the objects there (an object-following index) are checked for
+    /// their syntax only.
+    static func parse(_ path: String, rootType: ObservableModelBase.Type) throws(KeyPathError) -> ObservedPath {
+        try parse(path, level: PathLevel.of(rootType, instance: nil, isElement: false), PathParse(.declared))
+    }
+
+    /// The paths of a string-path source starting on `root`, and whether one of them was bound
+    /// to no object (its token's first delivery is then its last). A path that parsed against
+    /// the declared types but not against the objects there now (one of an unexpected class)
+    /// is a programming error: a trap in debug builds; release builds follow it as declared
+    /// and say so once.
+    static func parseStarting(
+        _ paths: [String], declared: [ObservedPath], root: ObservableModelBase, fileID: StaticString, line: UInt
+    ) -> (paths: [ObservedPath], startsDeparted: Bool) {
+        var parsed: [ObservedPath] = []
+        var startsDeparted = false
+        for (path, declaredPath) in zip(paths, declared) {
+            let parse = PathParse(.starting)
+            do {
+                parsed.append(try Self.parse(path, level: PathLevel.of(root), parse))
+                startsDeparted = startsDeparted || parse.startsDeparted
+            } catch {
+                let message =
+                    "the path \"\(path)\" observed at \(fileID):\(line) does not fit the objects it reaches now (\(error)); check the types of the values along it"
+                #if DEBUG
+                    _reportMisuse(message)
+                #else
+                    RuntimeComponentLog.logOnce(message)
+                #endif
+                parsed.append(declaredPath)
+            }
+        }
+        return (parsed, startsDeparted)
+    }
+
+    private static func parse(_ path: String, level root: PathLevel, _ parse: PathParse) throws(KeyPathError)
+        -> ObservedPath
+    {
         guard !path.isEmpty else { throw .emptyPath }
         let components = path.split(separator: ".", omittingEmptySubsequences: false)
         // Empty components first, wherever they are (as before types are looked at).
@@ -32,9 +75,10 @@ enum StringKeyPath {
         }
         var steps: [PathStep] = []
         steps.reserveCapacity(components.count)
-        var level = PathLevel.of(root)
+        var level = root
         for (offset, component) in components.enumerated() {
-            let (componentSteps, next) = try level.parse(String(component), path: path, position: offset + 1)
+            let (componentSteps, next) = try level.parse(
+                String(component), path: path, position: offset + 1, parse)
             steps.append(contentsOf: componentSteps)
             level = next
         }
@@ -60,6 +104,26 @@ enum StringKeyPath {
     static func isElementSyntax(_ component: String) -> Bool {
         component.first == "#" || component.first == "&" || component.isASCIIDigits
     }
+}
+
+/// How a string path is parsed, and what parsing met.
+final class PathParse {
+    enum Mode {
+        /// Against an object: every component is checked on what is there now.
+        case instance
+        /// Against the declared types only: components that depend on the objects there (an
+        /// object-following index) are checked for their syntax, and stay names.
+        case declared
+        /// Against an object a source starts on: as `instance`, except that an object-following
+        /// index beyond the end binds to no object rather than throwing.
+        case starting
+    }
+
+    let mode: Mode
+    /// Set when a `starting` parse bound a component to no object.
+    var startsDeparted = false
+
+    init(_ mode: Mode) { self.mode = mode }
 }
 
 /// What a string path reaches at some component, as far as parsing can tell: what the next
@@ -110,7 +174,7 @@ enum PathLevel {
     }
 
     /// The steps `component` becomes at this level, and the level after it.
-    func parse(_ component: String, path: String, position: Int) throws(KeyPathError) -> (
+    func parse(_ component: String, path: String, position: Int, _ parse: PathParse) throws(KeyPathError) -> (
         steps: [PathStep], next: PathLevel
     ) {
         switch self {
@@ -125,7 +189,7 @@ enum PathLevel {
             let value = object.flatMap { PropertyTable($0).entry(named: component)?.value(in: $0) }
             return ([.name(component)], .of(property.valueType, instance: value, isElement: false))
         case .collection(let type, let collection):
-            return try Self.parse(component, on: type, collection, path: path, position: position)
+            return try Self.parse(component, on: type, collection, path: path, position: position, parse)
         case .value(let typeName):
             if StringKeyPath.isElementSyntax(component) {
                 throw .unsupportedComponent(component, path: path, position: position)
@@ -152,9 +216,10 @@ enum PathLevel {
     /// `parse` on a collection type, opened so that its static requirement can be called.
     private static func parse<Collection: ObservedCollectionPaths>(
         _ component: String, on type: Collection.Type, _ collection: (any ObservedCollectionPaths)?, path: String,
-        position: Int
+        position: Int, _ parse: PathParse
     ) throws(KeyPathError) -> (steps: [PathStep], next: PathLevel) {
-        try Collection.pathComponent(component, on: collection as? Collection, path: path, position: position)
+        try Collection.pathComponent(
+            component, on: collection as? Collection, path: path, position: position, parse: parse)
     }
 }
 
@@ -247,7 +312,7 @@ struct RuntimeComponentLabel {
 /// See `RuntimeComponentLabel.probe`.
 final class RuntimeComponentProbe: ObservableModelBase, @unchecked Sendable {}  // no state
 
-/// Release builds: each message about a bad run-time component, once.
+/// Release builds: each message about a string path that doesn't fit the objects it meets, once.
 enum RuntimeComponentLog {
     private static let logged = Locked<Set<String>>(state: [])
 
@@ -266,4 +331,10 @@ enum RuntimeComponentLog {
     static func hasLogged(_ message: String) -> Bool {
         logged.withLock { $0.contains(message) }
     }
+
+    /// Whether a message starting with `prefix` was logged (for tests).
+    static func hasLogged(prefix: String) -> Bool {
+        logged.withLock { $0.contains { $0.hasPrefix(prefix) } }
+    }
 }
+

@@ -60,7 +60,7 @@ struct StringDestinationTests {
         let source = BindPerson(name: "same")
         let target = BindPerson(name: "same")
         let heard = BindLog<String>()
-        let observer = target.observeChanges(\.name, queue: queue) { _, change in
+        let observer = target.observe(.changes(\.name), queue: queue) { _, change in
             heard.append("\(change.old) → \(change.new)")
         }
         let token = try source.pipeline(of: \.name).bind(to: target, path: "name", queue: queue)
@@ -82,7 +82,7 @@ struct StringDestinationTests {
         friend.friend = BindPerson()
         // A path token reads `friend.friend` on walks: from then on the setters of `friend`
         // (and this write) take the store bit and count the store.
-        let pathToken = try root.observe(path: "friend.friend.name", queue: queue) { _ in }
+        let pathToken = try root.observe(.path("friend.friend.name"), queue: queue) { _ in }
         #expect(friend._edgeCount.load(ordering: .relaxed) >= ObservableModelBase._readByPaths)
         let storesOf = { (object: ObservableModel) in
             object._edgeCount.load(ordering: .relaxed) / ObservableModelBase._storeCount

@@ -32,7 +32,7 @@ struct CollectionMemberKeyTests {
         let list = CollList()
         let key = list.tags.key(for: urgent)
         let seen = CollLog<Bool>()
-        let token = try list.observe(path: "tags.\(key)", queue: queue) { list in
+        let token = try list.observe(.path("tags.\(key)"), queue: queue) { list in
             seen.append(list.tags.contains(urgent))
         }
         let replacement = ObservedSet<String>()
@@ -55,7 +55,7 @@ struct CollectionMemberKeyTests {
             throws: KeyPathError.unknownMemberKey(
                 "&999999", type: "ObservedSet<String>", path: "tags.&999999", position: 2)
         ) {
-            try list.observe(path: "tags.&999999", queue: CoalescingQueue(target: .manual)) { _ in }
+            try list.observe(.path("tags.&999999"), queue: CoalescingQueue(target: .manual)) { _ in }
         }
     }
 }
@@ -70,10 +70,10 @@ struct CollectionDigitKeyTests {
         let shelf = CollShelf()
         let fired = CollLog<String>()
         let tokens = [
-            try list.observe(path: "settings.1", queue: queue) { _ in fired.append("settings.1") },
-            try shelf.observe(path: "scores.1", queue: queue) { _ in fired.append("scores.1") },
-            try shelf.observe(path: "scores.count", queue: queue) { _ in fired.append("count") },
-            try shelf.observe(path: "scores.*", queue: queue) { _ in fired.append("*") },
+            try list.observe(.path("settings.1"), queue: queue) { _ in fired.append("settings.1") },
+            try shelf.observe(.path("scores.1"), queue: queue) { _ in fired.append("scores.1") },
+            try shelf.observe(.path("scores.count"), queue: queue) { _ in fired.append("count") },
+            try shelf.observe(.path("scores.*"), queue: queue) { _ in fired.append("*") },
         ]
         list.settings["2"] = "b"
         #expect(queue.drain() == 0)
@@ -108,10 +108,10 @@ struct CollectionKeyLifetimeTests {
             weakKeys.append(WeakBox(key))
             var token: ObservationToken? =
                 switch kind {
-                case .observeKey: dictionary.observe(key: key, queue: queue) { _ in fired.increment() }
+                case .observeKey: dictionary.observe(.key(key), queue: queue) { _ in fired.increment() }
                 case .keyPath: dictionary.observe(\.[key], queue: queue) { _ in fired.increment() }
                 case .stringPath:
-                    try holder.observe(path: "names.k\(index)", queue: queue) { _ in fired.increment() }
+                    try holder.observe(.path("names.k\(index)"), queue: queue) { _ in fired.increment() }
                 case .trackedClosure:
                     dictionary.observe(queue: queue) { dictionary in
                         _ = dictionary[key]
@@ -143,7 +143,7 @@ struct CollectionKeyLifetimeTests {
             weakMembers.append(WeakBox(member))
             var token: ObservationToken? =
                 index.isMultiple(of: 2)
-                ? set.observe(member: member, queue: queue) { _ in }
+                ? set.observe(.member(member), queue: queue) { _ in }
                 : set.observe(\.[contains: member], queue: queue) { _ in }
             set.insert(member)
             queue.drain()
@@ -161,8 +161,8 @@ struct CollectionKeyLifetimeTests {
         let queue = CoalescingQueue(target: .manual)
         let settings: ObservedDictionary<String, Int> = [:]
         let count = CoreCounter()
-        var first: ObservationToken? = settings.observe(key: "a", queue: queue) { _ in }
-        let second = settings.observe(key: "a", queue: queue) { _ in count.increment() }
+        var first: ObservationToken? = settings.observe(.key("a"), queue: queue) { _ in }
+        let second = settings.observe(.key("a"), queue: queue) { _ in count.increment() }
         #expect(settings.keyCellCount == 1)
         first = nil
         #expect(settings.keyCellCount == 1)
@@ -200,7 +200,7 @@ struct CollectionKeyLifetimeTests {
         #expect(settings.keyCellCount == 0)
         let again = settings.keyCell(for: "a")
         again.observationStateDidChange(forProperty: "presence", isObserved: false)
-        let fresh = settings.observe(key: "a", queue: queue) { _ in count.increment() }
+        let fresh = settings.observe(.key("a"), queue: queue) { _ in count.increment() }
         let back = settings._observeSynthetic(
             _ModelSubscription(
                 root: settings,
@@ -238,7 +238,7 @@ struct CollectionObserveEachTests {
         let first = CollItem("a")
         rows["a"] = first
         let count = CoreCounter()
-        let token = rows.observeEach(\.isDone, queue: queue) { _ in count.increment() }
+        let token = rows.observe(.each(\.isDone), queue: queue) { _ in count.increment() }
         first.isDone = true
         #expect(queue.drain() == 1)
         let later = CollItem("b")
@@ -260,7 +260,7 @@ struct CollectionObserveEachTests {
         let member = CollItem("a")
         team.insert(member)
         let count = CoreCounter()
-        let token = team.observeEach(\.title, queue: queue) { _ in count.increment() }
+        let token = team.observe(.each(\.title), queue: queue) { _ in count.increment() }
         member.title = "b"
         #expect(queue.drain() == 1)
         team.remove(member)
@@ -275,7 +275,7 @@ struct CollectionObserveEachTests {
         let queue = CoalescingQueue(target: .manual)
         let settings: ObservedDictionary<String, String> = ["theme": "light"]
         let count = CoreCounter()
-        let token = settings.observe(key: "theme", queue: queue) { _ in count.increment() }
+        let token = settings.observe(.key("theme"), queue: queue) { _ in count.increment() }
         let copy = ObservedDictionary(settings)
         copy["theme"] = "dark"
         #expect(queue.drain() == 0)  // the copy has no observers; the original is unchanged

@@ -56,7 +56,7 @@ struct CollectionPathCheckTests {
     @Test(arguments: listCases)
     func aBadComponentPastAnArrayDictionaryOrSetThrows(path: String, expected: KeyPathError) {
         let (list, _) = Self.populated()
-        #expect(throws: expected) { try list.observe(path: path, queue: CoalescingQueue(target: .manual)) { _ in } }
+        #expect(throws: expected) { try list.observe(.path(path), queue: CoalescingQueue(target: .manual)) { _ in } }
         #expect(list.pathEdgeCount == 0)
     }
 
@@ -79,7 +79,7 @@ struct CollectionPathCheckTests {
     @Test(arguments: shelfCases)
     func aBadComponentPastKeysValuesAndMembersThrows(path: String, expected: KeyPathError) {
         let (_, shelf) = Self.populated()
-        #expect(throws: expected) { try shelf.observe(path: path, queue: CoalescingQueue(target: .manual)) { _ in } }
+        #expect(throws: expected) { try shelf.observe(.path(path), queue: CoalescingQueue(target: .manual)) { _ in } }
         #expect(shelf.pathEdgeCount == 0)
     }
 
@@ -90,15 +90,15 @@ struct CollectionPathCheckTests {
         let (list, shelf) = Self.populated()
         let key = list.tags.key(for: "urgent")
         #expect(throws: KeyPathError.notObservable("x", type: "Bool", path: "tags.\(key).x", position: 3)) {
-            try list.observe(path: "tags.\(key).x", queue: queue) { _ in }
+            try list.observe(.path("tags.\(key).x"), queue: queue) { _ in }
         }
         let fired = CollLog<String>()
         let tokens = [
-            try list.observe(path: "items.#3.title", queue: queue) { _ in fired.append("#3") },
-            try list.observe(path: "tags.\(key)", queue: queue) { _ in fired.append("urgent") },
-            try shelf.observe(path: "rows.a.isDone", queue: queue) { _ in fired.append("a") },
-            try shelf.observe(path: "grid.#0.#1.title", queue: queue) { _ in fired.append("grid") },
-            try shelf.observe(path: "maybeItems.#0.title", queue: queue) { _ in fired.append("maybe") },
+            try list.observe(.path("items.#3.title"), queue: queue) { _ in fired.append("#3") },
+            try list.observe(.path("tags.\(key)"), queue: queue) { _ in fired.append("urgent") },
+            try shelf.observe(.path("rows.a.isDone"), queue: queue) { _ in fired.append("a") },
+            try shelf.observe(.path("grid.#0.#1.title"), queue: queue) { _ in fired.append("grid") },
+            try shelf.observe(.path("maybeItems.#0.title"), queue: queue) { _ in fired.append("maybe") },
         ]
         list.items[3].title = "x"
         list.tags.insert("urgent")
@@ -134,9 +134,9 @@ struct CollectionRuntimeCheckTests {
         shelf.anything["number"] = 1
         let fired = CollLog<String>()
         let tokens = [
-            try? shelf.observe(path: "titled.#0.title", queue: queue) { _ in fired.append("#0") },
-            try? shelf.observe(path: "titled.*.title", queue: queue) { _ in fired.append("*") },
-            try? shelf.observe(path: "anything.item.title", queue: queue) { _ in fired.append("any") },
+            try? shelf.observe(.path("titled.#0.title"), queue: queue) { _ in fired.append("#0") },
+            try? shelf.observe(.path("titled.*.title"), queue: queue) { _ in fired.append("*") },
+            try? shelf.observe(.path("anything.item.title"), queue: queue) { _ in fired.append("any") },
         ]
         item.title = "b"
         guard queue.drain() == 3, Set(fired.take()) == ["#0", "*", "any"] else { exit(3) }

@@ -11,11 +11,11 @@ struct CollectionPathTests {
         let log = CollLog<String>()
         let memberKey = list.tags.key(for: "urgent")
         let tokens = [
-            try list.observe(path: "numbers.count", queue: queue) { _ in log.append("count") },
-            try list.observe(path: "numbers.#1", queue: queue) { _ in log.append("#1") },
-            try list.observe(path: "numbers.*", queue: queue) { _ in log.append("*") },
-            try list.observe(path: "settings.theme", queue: queue) { _ in log.append("theme") },
-            try list.observe(path: "tags.\(memberKey)", queue: queue) { _ in log.append("urgent") },
+            try list.observe(.path("numbers.count"), queue: queue) { _ in log.append("count") },
+            try list.observe(.path("numbers.#1"), queue: queue) { _ in log.append("#1") },
+            try list.observe(.path("numbers.*"), queue: queue) { _ in log.append("*") },
+            try list.observe(.path("settings.theme"), queue: queue) { _ in log.append("theme") },
+            try list.observe(.path("tags.\(memberKey)"), queue: queue) { _ in log.append("urgent") },
         ]
         list.numbers[2] = 30  // *
         #expect(queue.drain() == 1)
@@ -47,7 +47,7 @@ struct CollectionPathTests {
         list.items.append(contentsOf: collItems(3))
         let followed = list.items[2]
         let log = CollLog<String>()
-        let token = try list.observe(path: "items.2.title", queue: queue) { _ in log.append("fired") }
+        let token = try list.observe(.path("items.2.title"), queue: queue) { _ in log.append("fired") }
         list.items.insert(CollItem("x"), at: 0)  // moves; the title path follows it
         #expect(queue.drain() == 0)
         followed.title = "renamed"
@@ -63,22 +63,42 @@ struct CollectionPathTests {
         withExtendedLifetime(token) {}
     }
 
+    @Test func anObjectFollowingComponentBeyondTheEndFiresOnceThenEnds() throws {
+        let queue = CoalescingQueue(target: .manual)
+        let list = CollList()
+        list.items.append(contentsOf: collItems(2))
+        let count = CoreCounter()
+        let token = try list.observe(.path("items.5.title"), queue: queue) { _ in count.increment() }
+        // No object at index 5 when the token starts: as if it had left already.
+        #expect(queue.drain() == 1)
+        #expect(!token.isValid)
+        list.items.append(contentsOf: collItems(5))
+        list.items[5].title = "six"
+        #expect(queue.drain() == 0)
+        #expect(count.value == 1)
+        // The same for a path with old and new values.
+        let changes = try list.observe(.changes(path: "items.9"), queue: queue) { _, change in
+            #expect(change.new == nil)
+            count.increment()
+        }
+        #expect(queue.drain() == 1)
+        #expect(!changes.isValid)
+        #expect(count.value == 2)
+    }
+
     @Test func badCollectionComponentsThrow() {
         let list = CollList()
         list.items.append(contentsOf: collItems(2))
-        #expect(throws: KeyPathError.indexOutOfRange(5, count: 2, path: "items.5", position: 2)) {
-            try list.observe(path: "items.5") { _ in }
-        }
         // Numbers follow objects only in arrays of objects.
         #expect(throws: KeyPathError.unsupportedComponent("0", path: "numbers.0", position: 2)) {
-            try list.observe(path: "numbers.0") { _ in }
+            try list.observe(.path("numbers.0")) { _ in }
         }
         // A dictionary's components are keys (`settings.0` is the key "0"); `&1` is a set's.
         #expect(throws: KeyPathError.unsupportedComponent("&1", path: "items.&1", position: 2)) {
-            try list.observe(path: "items.&1") { _ in }
+            try list.observe(.path("items.&1")) { _ in }
         }
         // Index-following beyond the end is allowed.
-        #expect((try? list.observe(path: "items.#40") { _ in }) != nil)
+        #expect((try? list.observe(.path("items.#40")) { _ in }) != nil)
     }
 
     @Test func wildcardOverElementsInAStringPath() throws {
@@ -87,7 +107,7 @@ struct CollectionPathTests {
         let item = CollItem("a")
         list.items.append(item)
         let count = CoreCounter()
-        let token = try list.observe(path: "items.*.isDone", queue: queue) { _ in count.increment() }
+        let token = try list.observe(.path("items.*.isDone"), queue: queue) { _ in count.increment() }
         item.isDone = true
         #expect(queue.drain() == 1)
         let later = CollItem("b")
@@ -104,13 +124,13 @@ struct CollectionPathTests {
         let list = CollList()
         let log = CollLog<String>()
         let tokens = [
-            list.observe(KeyPathChain(\CollList.numbers).then(\.count), queue: queue) { _, count in
+            list.observe(.chain(KeyPathChain(\CollList.numbers).then(\.count)), queue: queue) { _, count in
                 log.append("count \(count)")
             },
-            list.observe(KeyPathChain(\CollList.settings).then(\.["theme"]), queue: queue) { _, theme in
+            list.observe(.chain(KeyPathChain(\CollList.settings).then(\.["theme"])), queue: queue) { _, theme in
                 log.append("theme \(theme ?? "nil")")
             },
-            list.observe(KeyPathChain(\CollList.numbers).then(\.[ifPresent: 0]), queue: queue) { _, first in
+            list.observe(.chain(KeyPathChain(\CollList.numbers).then(\.[ifPresent: 0])), queue: queue) { _, first in
                 log.append("first \(first.map(String.init) ?? "nil")")
             },
         ]
@@ -136,7 +156,7 @@ struct CollectionOptionalPathTests {
         let queue = CoalescingQueue(target: .manual)
         let holder = CollMaybeList()
         let count = CoreCounter()
-        let token = try holder.observe(path: "numbers.#0", queue: queue) { _ in count.increment() }
+        let token = try holder.observe(.path("numbers.#0"), queue: queue) { _ in count.increment() }
         holder.numbers = []
         #expect(queue.drain() == 1)
         holder.numbers?.append(1)
@@ -154,8 +174,8 @@ struct CollectionFollowEndTests {
         let list = CollList()
         list.items.append(contentsOf: collItems(2))
         let count = CoreCounter()
-        let stringToken = try list.observe(path: "items.0", options: .immediate) { _ in count.increment() }
-        let typedToken = try list.items.observeObject(at: 0, options: .immediate) { _, _ in count.increment() }
+        let stringToken = try list.observe(.path("items.0"), options: .immediate) { _ in count.increment() }
+        let typedToken = list.items.observe(.object(at: 0), options: .immediate) { _, _ in count.increment() }
         list.items.insert(CollItem("x"), at: 0)
         #expect(count.value == 0)
         list.items.remove(at: 1)
@@ -173,7 +193,7 @@ struct CollectionFanOutTests {
         rows["a"] = first
         rows["again"] = first  // reachable twice: watched once
         let count = CoreCounter()
-        let token = try rows.observe(path: "*.isDone", queue: queue) { _ in count.increment() }
+        let token = try rows.observe(.path("*.isDone"), queue: queue) { _ in count.increment() }
         first.isDone = true
         #expect(queue.drain() == 1)
         let later = CollItem("b")
@@ -202,7 +222,7 @@ struct CollectionPathIndexTests {
         list.numbers.append(contentsOf: Array(0..<300))
         let fired = CoreCounter()
         let tokens = try (0..<200).map { index in
-            try list.observe(path: "numbers.#\(index)", queue: queue) { _ in fired.increment() }
+            try list.observe(.path("numbers.#\(index)"), queue: queue) { _ in fired.increment() }
         }
         let entries = list.numbers.existingRegistry?.withLock { $0.properties.count } ?? 0
         #expect(entries == 1)
@@ -219,7 +239,7 @@ struct CollectionPathIndexTests {
         let list = CollList()
         list.numbers.append(contentsOf: [1, 2, 3])
         let seen = CollLog<Int?>()
-        let token = try list.observe(path: "numbers.#2", queue: queue) { list in
+        let token = try list.observe(.path("numbers.#2"), queue: queue) { list in
             seen.append(list.numbers[ifPresent: 2])
         }
         list.numbers = [7]  // the new array has no index 2: fires (the path changed), nil there
@@ -241,7 +261,7 @@ struct CollectionPathFollowingTests {
         list.items.append(contentsOf: collItems(3))
         let followed = list.items[1]
         let fired = CoreCounter()
-        let token = try list.observe(path: "items.1.title", queue: queue) { _ in fired.increment() }
+        let token = try list.observe(.path("items.1.title"), queue: queue) { _ in fired.increment() }
 
         // Replaced by an array that holds the object (elsewhere): fires (the path changed) and
         // follows it there
@@ -279,7 +299,7 @@ struct CollectionPathFollowingTests {
         let followed = list.items[1]
         let firstArray = ObjectIdentifier(list.items)
         let fired = CoreCounter()
-        let token = try list.observe(path: "items.1.title", queue: queue) { _ in fired.increment() }
+        let token = try list.observe(.path("items.1.title"), queue: queue) { _ in fired.increment() }
         // Replaced, then arrays made and dropped until one lands where the first one was.
         list.items = ObservedArray([CollItem("x")])
         var landed: ObservedArray<CollItem>?

@@ -13,12 +13,12 @@ struct CollectionThreadingTests {
         // An immediate token: exactly one callback per change of the count.
         let countToken = numbers.observe(\.count, options: .immediate) { _ in counted.increment() }
         let keyCounted = CoreCounter()
-        let keyToken = settings.observe(key: 0, options: .immediate) { _ in keyCounted.increment() }
+        let keyToken = settings.observe(.key(0), options: .immediate) { _ in keyCounted.increment() }
         // A key through a string path, whose cell is looked up on each walk, while other
         // threads make and end string paths on the same keys.
         let names = shared.names
         let pathCounted = CoreCounter()
-        let pathToken = try? names.observe(path: "0", options: .immediate) { _ in pathCounted.increment() }
+        let pathToken = try? names.observe(.path("0"), options: .immediate) { _ in pathCounted.increment() }
         let queue = CoalescingQueue(target: .manual)
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
@@ -34,12 +34,12 @@ struct CollectionThreadingTests {
                     let settings = shared.settings
                     for round in 0..<(mutations / 4) {
                         let tokens = [
-                            numbers.observeElement(at: (round + worker) % 50, queue: queue) { _ in },
-                            numbers.observeMutations(queue: queue) { _, _ in },
-                            settings.observe(key: round % 5, queue: queue) { _ in },
-                            (try? shared.names.observe(path: "\(round % 5)", queue: queue) { _ in })
-                                ?? numbers.observeMutations(queue: queue) { _, _ in },
-                            settings.observeMutations(queue: queue) { _, _ in },
+                            numbers.observe(.element(at: (round + worker) % 50), queue: queue) { _ in },
+                            numbers.observe(.mutations, queue: queue) { _, _ in },
+                            settings.observe(.key(round % 5), queue: queue) { _ in },
+                            (try? shared.names.observe(.path("\(round % 5)"), queue: queue) { _ in })
+                                ?? numbers.observe(.mutations, queue: queue) { _, _ in },
+                            settings.observe(.mutations, queue: queue) { _, _ in },
                         ]
                         if round % 2 == 0 { tokens.forEach { $0.invalidate() } }
                     }

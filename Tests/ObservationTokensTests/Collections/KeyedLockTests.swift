@@ -23,9 +23,7 @@ final class CollReentrantKey: Hashable, @unchecked Sendable {  // one thread per
     func hash(into hasher: inout Hasher) {
         if let dictionary, tokens.count < 3 {
             tokens.append(
-                dictionary.observe(
-                    key: CollReentrantKey("other-\(tokens.count)"), queue: CoalescingQueue(target: .manual)
-                ) { _ in })
+                dictionary.observe(.key(CollReentrantKey("other-\(tokens.count)")), queue: CoalescingQueue(target: .manual)) { _ in })
         }
         hasher.combine(name)
     }
@@ -44,8 +42,8 @@ struct KeyedLockTests {
             let key = CollReentrantKey("a")
             key.dictionary = dictionary
             let seen = CoreCounter()
-            let token = dictionary.observe(key: key, queue: queue) { _ in seen.increment() }
-            let list = dictionary.observeMutations(queue: queue) { _, _ in }
+            let token = dictionary.observe(.key(key), queue: queue) { _ in seen.increment() }
+            let list = dictionary.observe(.mutations, queue: queue) { _, _ in }
             dictionary[key] = 1
             queue.drain()
             guard seen.value == 1 else { exit(1) }
@@ -57,7 +55,7 @@ struct KeyedLockTests {
         let queue = CoalescingQueue(target: .manual)
         let settings: ObservedDictionary<String, Int> = ["kept": 0]
         let seen = CoreRecorder<String>()
-        let token = settings.observeMutations(queue: queue) { _, changes in
+        let token = settings.observe(.mutations, queue: queue) { _, changes in
             seen.append("+\(changes.inserted.sorted()) -\(changes.removed.sorted()) ~\(changes.updated.sorted())")
         }
         for value in 1...5_000 {

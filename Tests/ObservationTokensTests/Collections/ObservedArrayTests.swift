@@ -34,7 +34,7 @@ struct ObservedArrayTests {
         let queue = CoalescingQueue(target: .manual)
         let numbers: ObservedArray<Int> = [0, 1, 2, 3, 4]
         let seen = CollLog<ArrayChanges>()
-        let token = numbers.observeMutations(queue: queue) { _, changes in seen.append(changes) }
+        let token = numbers.observe(.mutations, queue: queue) { _, changes in seen.append(changes) }
         numbers[2] = 2  // identical: nothing
         numbers.replaceSubrange(0..<2, with: [0, 1])  // identical in place: nothing
         #expect(queue.drain() == 0)
@@ -59,7 +59,7 @@ struct ObservedArrayTests {
         let queue = CoalescingQueue(target: .manual)
         let numbers = ObservedArray(0..<10)
         let seen = CollLog<ArrayChanges>()
-        let token = numbers.observeMutations(queue: queue) { _, changes in seen.append(changes) }
+        let token = numbers.observe(.mutations, queue: queue) { _, changes in seen.append(changes) }
         // Inserted then removed in the same tick: appears nowhere (the token still fires once).
         numbers.append(10)
         numbers.removeLast()
@@ -128,7 +128,7 @@ struct ObservedArrayTests {
         let queue = CoalescingQueue(target: .manual)
         let numbers = ObservedArray(0..<5)
         let seen = CollLog<Int?>()
-        let token = numbers.observeElement(at: 2, queue: queue) { numbers in seen.append(numbers[ifPresent: 2]) }
+        let token = numbers.observe(.element(at: 2), queue: queue) { numbers in seen.append(numbers[ifPresent: 2]) }
         let steps: [(String, (ObservedArray<Int>) -> Void, Bool)] = [
             ("append", { $0.append(5) }, false),
             ("replace after", { $0[3] = 30 }, false),
@@ -156,7 +156,7 @@ struct ObservedArrayTests {
         let count = CoreCounter()
         // Observing several indexes of an empty array, as EBN's docs recommend.
         let tokens = (0..<4).map { index in
-            numbers.observeElement(at: index, queue: queue) { _ in count.increment() }
+            numbers.observe(.element(at: index), queue: queue) { _ in count.increment() }
         }
         numbers.append(contentsOf: [1, 2])  // reaches 0 and 1
         #expect(queue.drain() == 2)
@@ -175,7 +175,7 @@ struct ObservedArrayTests {
         let items = ObservedArray(collItems(4))
         let followed = items[1]
         let seen = CollLog<String?>()
-        let token = try items.observeObject(at: 1, queue: queue) { _, item in seen.append(item?.title) }
+        let token = items.observe(.object(at: 1), queue: queue) { _, item in seen.append(item?.title) }
         items.insert(CollItem("new"), at: 0)  // moves to 2
         items.swapAt(0, 2)  // moves to 0
         items.move(from: 0, to: 3)
@@ -200,7 +200,7 @@ struct ObservedArrayTests {
         let item = CollItem("twice")
         let items: ObservedArray<CollItem> = [item, CollItem("x"), item]
         let count = CoreCounter()
-        let token = try items.observeObject(at: 0, queue: queue) { _, _ in count.increment() }
+        let token = items.observe(.object(at: 0), queue: queue) { _, _ in count.increment() }
         items.remove(at: 0)
         #expect(queue.drain() == 0)
         items.remove(at: 1)
@@ -209,21 +209,26 @@ struct ObservedArrayTests {
         #expect(!token.isValid)
     }
 
-    @Test func objectFollowingBeyondTheEndThrows() {
+    @Test(arguments: [2, -1])
+    func objectFollowingBeyondTheEndDeliversNilOnceThenEnds(index: Int) {
+        let queue = CoalescingQueue(target: .manual)
         let items = ObservedArray(collItems(2))
-        #expect(throws: KeyPathError.indexOutOfRange(2, count: 2, path: "2", position: 1)) {
-            try items.observeObject(at: 2) { _, _ in }
-        }
-        #expect(throws: KeyPathError.indexOutOfRange(-1, count: 2, path: "-1", position: 1)) {
-            try items.observeObject(at: -1) { _, _ in }
-        }
+        let delivered = CoreRecorder<String?>()
+        let token = items.observe(.object(at: index), queue: queue) { _, item in delivered.append(item?.title) }
+        // No object at the index: as if it had left already.
+        #expect(queue.drain() == 1)
+        #expect(delivered.entries == [nil])
+        #expect(!token.isValid)
+        items.append(contentsOf: collItems(3))
+        #expect(queue.drain() == 0)
+        #expect(delivered.entries == [nil])
     }
 
     @Test func objectFollowingLeavingInATickWithOtherChangesFiresOnce() throws {
         let queue = CoalescingQueue(target: .manual)
         let items = ObservedArray(collItems(3))
         let count = CoreCounter()
-        let token = try items.observeObject(at: 2, queue: queue, { _, _ in count.increment() })
+        let token = items.observe(.object(at: 2), queue: queue, { _, _ in count.increment() })
         items.removeAll()
         items.append(contentsOf: collItems(2))
         #expect(queue.drain() == 1)
@@ -238,7 +243,7 @@ struct ObservedArrayTests {
         let first = CollItem("a")
         let items: ObservedArray<CollItem> = [first, first]  // reachable twice
         let count = CoreCounter()
-        let token = items.observeEach(\.isDone, queue: queue) { _ in count.increment() }
+        let token = items.observe(.each(\.isDone), queue: queue) { _ in count.increment() }
         first.isDone = true
         #expect(queue.drain() == 1)
         let later = CollItem("b")
@@ -269,11 +274,11 @@ struct ObservedArrayTests {
         let log = CollLog<ArrayChanges>()
         var tokens = [
             numbers.observe(\.count, queue: queue) { _ in count.increment() },
-            numbers.observeElement(at: 1, queue: queue) { _ in count.increment() },
-            numbers.observeElement(at: 4, queue: queue) { _ in count.increment() },
-            numbers.observeElement(at: 9, queue: queue) { _ in count.increment() },
+            numbers.observe(.element(at: 1), queue: queue) { _ in count.increment() },
+            numbers.observe(.element(at: 4), queue: queue) { _ in count.increment() },
+            numbers.observe(.element(at: 9), queue: queue) { _ in count.increment() },
         ]
-        tokens.append(numbers.observeMutations(queue: queue) { _, changes in log.append(changes) })
+        tokens.append(numbers.observe(.mutations, queue: queue) { _, changes in log.append(changes) })
         numbers.replaceSubrange(2..<5, with: [7, 8])  // count, #4, *
         #expect(queue.drain() == 3)
         numbers.append(contentsOf: 10..<20)  // count, #9, *
@@ -293,7 +298,7 @@ struct ObservedArrayTests {
     @Test func immediateTokensSeeEachChange() {
         let numbers: ObservedArray<Int> = []
         let log = CollLog<ArrayChanges>()
-        let token = numbers.observeMutations(options: .immediate) { _, changes in log.append(changes) }
+        let token = numbers.observe(.mutations, options: .immediate) { _, changes in log.append(changes) }
         numbers.append(1)
         numbers.insert(0, at: 0)
         #expect(log.take() == [ArrayChanges(inserted: [0]), ArrayChanges(inserted: [0])])
@@ -305,9 +310,9 @@ struct ObservedArrayTests {
         let numbers: ObservedArray<Int> = [1, 2, 3]
         let log = CollLog<String>()
         let tokens = [
-            numbers.observeChanges(\.count, queue: queue) { _, change in log.append("count \(change.old)→\(change.new)")
+            numbers.observe(.changes(\.count), queue: queue) { _, change in log.append("count \(change.old)→\(change.new)")
             },
-            numbers.observeChanges(\.[ifPresent: 1], queue: queue) { _, change in
+            numbers.observe(.changes(\.[ifPresent: 1]), queue: queue) { _, change in
                 log.append("#1 \(change.old.map(String.init) ?? "nil")→\(change.new.map(String.init) ?? "nil")")
             },
         ]
@@ -340,7 +345,7 @@ struct ObservedArrayTests {
     @Test func copiesCarryNoObservations() {
         let queue = CoalescingQueue(target: .manual)
         let numbers: ObservedArray<Int> = [1]
-        let token = numbers.observeMutations(queue: queue) { _, _ in }
+        let token = numbers.observe(.mutations, queue: queue) { _, _ in }
         let copy = ObservedArray(numbers)
         var snapshot = numbers.snapshot
         copy.append(2)
@@ -364,10 +369,11 @@ struct ObservedArrayTests {
             let items: ObservedArray<CollItem> = [item]
             weakArray = items
             weakItem = item
-            tokens.append(try items.observeObject(at: 0, queue: queue) { _, _ in })
-            tokens.append(items.observeElement(at: 0, queue: queue) { _ in })
-            tokens.append(items.observeMutations(queue: queue) { _, _ in })
-            tokens.append(items.observeEach(\.title, queue: queue) { _ in })
+            tokens.append(items.observe(.object(at: 0), queue: queue) { _, _ in })
+            tokens.append(items.observe(.element(at: 0), queue: queue) { _ in })
+            tokens.append(items.observe(.mutations, queue: queue) { _, _ in })
+            tokens.append(items.observe(.each(\.title), queue: queue) { _ in })
+            tokens.append(try items.observe(.path("0.title"), queue: queue) { _ in })
         }()
         #expect(weakArray == nil)
         #expect(weakItem == nil)
@@ -377,7 +383,7 @@ struct ObservedArrayTests {
     @Test func anAttachedTokenEndsWhenTheArrayGoes() {
         let queue = CoalescingQueue(target: .manual)
         var numbers: ObservedArray<Int>? = [1]
-        let token = numbers!.observeElement(at: 0, queue: queue) { _ in }
+        let token = numbers!.observe(.element(at: 0), queue: queue) { _ in }
         numbers![0] = 2
         numbers = nil  // the pending delivery keeps it alive until delivered
         #expect(queue.drain() == 1)
@@ -420,8 +426,8 @@ struct ObservedArrayBulkTests {
         let count = CoreCounter()
         let log = CollLog<ArrayChanges>()
         let tokens = [
-            numbers.observeElement(at: 1, queue: queue) { _ in count.increment() },
-            numbers.observeMutations(queue: queue) { _, changes in log.append(changes) },
+            numbers.observe(.element(at: 1), queue: queue) { _ in count.increment() },
+            numbers.observe(.mutations, queue: queue) { _, changes in log.append(changes) },
         ]
         numbers.removeAll { $0 == 3 || $0 == 5 }  // index 1 keeps its element
         #expect(queue.drain() == 1)
@@ -441,8 +447,8 @@ struct ObservedArrayIndexOptionTests {
         let plain = CoreCounter()
         let endpoint = CoreCounter()
         let tokens = [
-            numbers.observeElement(at: 1, queue: queue) { _ in plain.increment() },
-            numbers.observeElement(at: 1, options: .endpointChanges, queue: queue) { _ in endpoint.increment() },
+            numbers.observe(.element(at: 1), queue: queue) { _ in plain.increment() },
+            numbers.observe(.element(at: 1), options: .endpointChanges, queue: queue) { _ in endpoint.increment() },
         ]
         numbers.insert(1, at: 0)  // index 1 shifts, but still holds a 1
         #expect(queue.drain() == 1)

@@ -9,7 +9,7 @@ struct ObservedDictionaryTests {
         let settings: ObservedDictionary<String, String> = ["font": "Serif"]
         let seen = CollLog<String?>()
         // Observed before the key exists.
-        let token = settings.observe(key: "theme", queue: queue) { settings in seen.append(settings["theme"]) }
+        let token = settings.observe(.key("theme"), queue: queue) { settings in seen.append(settings["theme"]) }
         let steps: [(String, (ObservedDictionary<String, String>) -> Void, Bool)] = [
             ("remove absent", { $0.removeValue(forKey: "theme") }, false),
             ("set nil absent", { $0["theme"] = nil }, false),
@@ -58,7 +58,7 @@ struct ObservedDictionaryTests {
         let changes = CollLog<DictionaryChanges<String>>()
         let tokens = [
             settings.observe(\.count, queue: queue) { counts.append($0.count) },
-            settings.observeMutations(queue: queue) { _, change in changes.append(change) },
+            settings.observe(.mutations, queue: queue) { _, change in changes.append(change) },
         ]
         settings["a"] = 10  // updated; count unchanged
         #expect(queue.drain() == 1)
@@ -104,8 +104,8 @@ struct ObservedDictionaryTests {
         do {
             let settings: ObservedDictionary<String, String> = ["a": "1"]
             weakSettings = settings
-            tokens.append(settings.observe(key: "a", queue: queue) { _ in })
-            tokens.append(settings.observeMutations(queue: queue) { _, _ in })
+            tokens.append(settings.observe(.key("a"), queue: queue) { _ in })
+            tokens.append(settings.observe(.mutations, queue: queue) { _, _ in })
         }
         #expect(weakSettings == nil)
         #expect(tokens.allSatisfy { !$0.isValid })
@@ -118,7 +118,7 @@ struct ObservedSetTests {
         let queue = CoalescingQueue(target: .manual)
         let tags: ObservedSet<String> = ["swift"]
         let seen = CollLog<Bool>()
-        let token = tags.observe(member: "linux", queue: queue) { tags in seen.append(tags.contains("linux")) }
+        let token = tags.observe(.member("linux"), queue: queue) { tags in seen.append(tags.contains("linux")) }
         let steps: [(String, (ObservedSet<String>) -> Void, Bool)] = [
             ("remove absent", { $0.remove("linux") }, false),
             ("other member", { $0.insert("macos") }, false),
@@ -160,7 +160,7 @@ struct ObservedSetTests {
         let changes = CollLog<SetChanges<Int>>()
         let tokens = [
             tags.observe(\.count, queue: queue) { counts.append($0.count) },
-            tags.observeMutations(queue: queue) { _, change in changes.append(change) },
+            tags.observe(.mutations, queue: queue) { _, change in changes.append(change) },
         ]
         tags.insert(2)
         #expect(queue.drain() == 0)
@@ -193,13 +193,13 @@ struct ObservedDictionaryKeyCellTests {
         let queue = CoalescingQueue(target: .manual)
         let settings: ObservedDictionary<Int, Int> = [:]
         let fired = CollLog<Int>()
-        let tokens = (0..<100).map { key in settings.observe(key: key, queue: queue) { _ in fired.append(key) } }
+        let tokens = (0..<100).map { key in settings.observe(.key(key), queue: queue) { _ in fired.append(key) } }
         #expect(settings.attachedEdgeCount == 100)  // all on one shared entry of the dictionary
         settings.merge([(3, 1), (70, 2), (500, 3)]) { $1 }
         #expect(queue.drain() == 2)
         #expect(fired.take().sorted() == [3, 70])
         let endpoint = CoreCounter()
-        let endpointToken = settings.observe(key: 3, options: .endpointChanges, queue: queue) { _ in
+        let endpointToken = settings.observe(.key(3), options: .endpointChanges, queue: queue) { _ in
             endpoint.increment()
         }
         settings[3] = 5

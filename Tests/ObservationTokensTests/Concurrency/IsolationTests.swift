@@ -26,30 +26,30 @@ import Testing
                 vm.record("keys observer")
             })
         tokens.append(
-            person.observe(\.name, \.age, queue: queue, isolation: main) { _ in viewModel.record("variadic") })
+            person.observe([\.name, \.age], queue: queue, isolation: main) { _ in viewModel.record("variadic") })
         tokens.append(
-            person.observeChanges(\.name, queue: queue, isolation: main) { _, change in
+            person.observe(.changes(\.name), queue: queue, isolation: main) { _, change in
                 viewModel.record("change \(change.old)->\(change.new)")
             })
         tokens.append(
-            person.observe(zipCode, queue: queue, isolation: main) { _, zip in viewModel.record("chain \(zip ?? "nil")")
+            person.observe(.chain(zipCode), queue: queue, isolation: main) { _, zip in viewModel.record("chain \(zip ?? "nil")")
             })
         tokens.append(
-            person.observe(zipCode, observer: viewModel, queue: queue, isolation: main) { vm, _, _ in
+            person.observe(.chain(zipCode), observer: viewModel, queue: queue, isolation: main) { vm, _, _ in
                 vm.record("chain observer")
             })
         tokens.append(
-            person.observe([AnyKeyPathChain(zipCode)], queue: queue, isolation: main) { _ in viewModel.record("chains")
+            person.observe(.chains([AnyKeyPathChain(zipCode)]), queue: queue, isolation: main) { _ in viewModel.record("chains")
             })
         tokens.append(
-            try person.observe(path: "address.zipCode", queue: queue, isolation: main) { _ in viewModel.record("path") }
+            try person.observe(.path("address.zipCode"), queue: queue, isolation: main) { _ in viewModel.record("path") }
         )
         tokens.append(
-            try person.observe(paths: ["name", "address.zipCode"], queue: queue, isolation: main) { _ in
+            try person.observe(.paths(["name", "address.zipCode"]), queue: queue, isolation: main) { _ in
                 viewModel.record("paths")
             })
         tokens.append(
-            try person.observe(path: "name", observer: viewModel, queue: queue, isolation: main) { vm, _ in
+            try person.observe(.path("name"), observer: viewModel, queue: queue, isolation: main) { vm, _ in
                 vm.record("path observer")
             })
         person.tell(viewModel, when: \.name, queue: queue, isolation: main) { vm, _ in vm.record("tell") }

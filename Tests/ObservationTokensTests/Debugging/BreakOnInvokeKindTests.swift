@@ -19,7 +19,7 @@ extension DebuggingTests {
         // Given a whichOf token on two properties, and a breakpoint on it
         let queue = CoalescingQueue(target: .manual)
         let person = DebugPerson()
-        let token = person.observe(whichOf: [\.name, \.address], queue: queue) { _, _ in events.append("callback") }
+        let token = person.observe(.whichOf([\.name, \.address]), queue: queue) { _, _ in events.append("callback") }
         let breakpoint = token.breakOnInvoke()
         #expect(breakpoint.isValid)
 
@@ -43,7 +43,7 @@ extension DebuggingTests {
         let events = recordingStops()
         defer { ObservationDebugging.setWatchpointHandler(ObservationDebugging.defaultHandler) }
         let person = DebugPerson()
-        let token = person.observeWillChange { _ in events.append("callback") }
+        let token = person.observe(.willChange) { _ in events.append("callback") }
         let breakpoint = token.breakOnInvoke()
         #expect(breakpoint.isValid)
 
@@ -65,7 +65,7 @@ extension DebuggingTests {
         // Given a breakpoint on each: a collection token, a list, a pipeline
         let queue = CoalescingQueue(target: .manual)
         let items: ObservedArray<Int> = []
-        let mutations = items.observeMutations(queue: queue) { _, _ in events.append("callback") }
+        let mutations = items.observe(.mutations, queue: queue) { _, _ in events.append("callback") }
         let person = DebugPerson()
         let list = person.observe([\.name, \.address], queue: queue) { _ in events.append("list") }
         let pipeline = person.pipeline(of: \.name).post(options: [], queue: queue) { _ in events.append("pipeline") }

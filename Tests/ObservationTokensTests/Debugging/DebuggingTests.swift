@@ -77,7 +77,7 @@ private func address(_ object: AnyObject) -> String {
         let home = DebugAddress()
         let person = DebugPerson()
         person.address = home
-        let path = try? person.observe(path: "address.zip", queue: queue) { _ in }
+        let path = try? person.observe(.path("address.zip"), queue: queue) { _ in }
         let tracked = person.observe(queue: queue) { person in _ = person.address?.zip }
 
         // When the address is listed
@@ -124,7 +124,7 @@ private func address(_ object: AnyObject) -> String {
         let new = DebugAddress()
         let person = DebugPerson()
         person.address = old
-        let token = try? person.observe(path: "address.zip", queue: queue) { _ in }
+        let token = try? person.observe(.path("address.zip"), queue: queue) { _ in }
         #expect(!person.observationReport.contains("WARNING"))
 
         // When the address is replaced behind the setter's back
@@ -164,7 +164,7 @@ private func address(_ object: AnyObject) -> String {
         tokens.append(home.observe(\.zip, queue: queue) { _ in })
         // A path token rooted at the person, attached to both: counted once, at its root
         let pathLine = #line + 1
-        tokens.append(try! person.observe(path: "address.zip", queue: queue) { _ in })
+        tokens.append(try! person.observe(.path("address.zip"), queue: queue) { _ in })
 
         // Then the census groups them, oldest object first
         let mine = ObservationDebugging.census().filter { $0.observedType.hasPrefix("Debug") }
@@ -314,8 +314,8 @@ private func address(_ object: AnyObject) -> String {
         // the token's breakpoint was set (single-property tokens are queued before paths)
         let queue = CoalescingQueue(target: .manual)
         let home = DebugAddress()
-        let earlier = home.observe(KeyPathChain(\DebugAddress.zip), queue: queue) { _, _ in }
-        let token = home.observe(KeyPathChain(\DebugAddress.zip), queue: queue) { _, _ in events.append("callback") }
+        let earlier = home.observe(.chain(KeyPathChain(\DebugAddress.zip)), queue: queue) { _, _ in }
+        let token = home.observe(.chain(KeyPathChain(\DebugAddress.zip)), queue: queue) { _, _ in events.append("callback") }
         earlier.invalidate()
         let breakpoint = token.breakOnInvoke()
 
@@ -337,7 +337,7 @@ private func address(_ object: AnyObject) -> String {
         let old = DebugAddress()
         person.address = old
         var viewer: DebugViewer? = DebugViewer()
-        let token = try! person.observe(path: "address.zip", observer: viewer!, queue: queue) { _, _ in
+        let token = try! person.observe(.path("address.zip"), observer: viewer!, queue: queue) { _, _ in
             events.append("callback")
         }
         let breakpoint = token.breakOnInvoke()
@@ -397,7 +397,7 @@ private func address(_ object: AnyObject) -> String {
         let person = DebugPerson()
         let addresses = [DebugAddress(), DebugAddress()]
         person.address = addresses[0]
-        let token = try! person.observe(path: "address.zip", queue: queue) { _ in }
+        let token = try! person.observe(.path("address.zip"), queue: queue) { _ in }
         let reports = CoreCounter()
 
         // One thread replaces the middle object and sets the leaf; the other lists and counts.

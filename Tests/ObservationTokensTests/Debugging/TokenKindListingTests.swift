@@ -83,9 +83,9 @@ extension DebuggingTests {
             _, _ in
         }
         let changeLine = #line + 1
-        let change = person.observeChanges(\.name, options: .immediate, queue: queue) { _, _ in }
+        let change = person.observe(.changes(\.name), options: .immediate, queue: queue) { _, _ in }
         let pathLine = #line + 1
-        let path = try! person.observe(path: "address.zip", options: .endpointChanges, queue: queue) { _ in }
+        let path = try! person.observe(.path("address.zip"), options: .endpointChanges, queue: queue) { _ in }
 
         // When the aids show the person
         let shown = DebugShown(on: person, line: line)
@@ -163,7 +163,7 @@ extension DebuggingTests {
         let home = DebugAddress()
         person.address = home
         let line = #line + 1
-        let token = person.observe(KeyPathChain(\DebugPerson.address).then(\.zip), queue: queue) { _, _ in }
+        let token = person.observe(.chain(KeyPathChain(\DebugPerson.address).then(\.zip)), queue: queue) { _, _ in }
         let atRoot = DebugShown(on: person, line: line)
         let onTheWay = DebugShown(on: home, line: line)
         let id = hex(token.subscription)
@@ -191,7 +191,7 @@ extension DebuggingTests {
         n.next = m
         m.next = n
         let line = #line + 1
-        let token = try! n.observe(path: "next.next.next.name", queue: queue) { _ in }
+        let token = try! n.observe(.path("next.next.next.name"), queue: queue) { _ in }
 
         // Then each node lists it once, under the one property it runs through there
         let id = hex(token.subscription)
@@ -217,7 +217,7 @@ extension DebuggingTests {
         let queue = CoalescingQueue(target: .manual)
         let person = DebugPerson()
         let line = #line + 1
-        let token = person.observeAll(queue: queue) { _ in }
+        let token = person.observe(.all, queue: queue) { _ in }
         let shown = DebugShown(on: person, line: line)
         #expect(
             shown.line
@@ -283,7 +283,7 @@ extension DebuggingTests {
         let person = DebugPerson()
         let viewer = DebugViewer()
         let line = #line + 1
-        let token = person.observe(whichOf: [\.name, \.address], observer: viewer, queue: queue) { _, _, _ in }
+        let token = person.observe(.whichOf([\.name, \.address]), observer: viewer, queue: queue) { _, _, _ in }
 
         // Then it is one token, named by its key paths, without `.immediate`
         let shown = DebugShown(on: person, line: line)
@@ -305,7 +305,7 @@ extension DebuggingTests {
         defer { ObservationDebugging.isCensusEnabled = false }
         let person = DebugPerson()
         let line = #line + 1
-        let token = person.observeWillChange { _ in }
+        let token = person.observe(.willChange) { _ in }
         let shown = DebugShown(on: person, line: line)
         #expect(
             shown.line
@@ -438,17 +438,17 @@ extension DebuggingTests {
         let settings: ObservedDictionary<String, String> = [:]
         let tags: ObservedSet<String> = []
         let mutationsLine = #line + 1
-        let mutations = items.observeMutations(queue: queue) { _, _ in }
+        let mutations = items.observe(.mutations, queue: queue) { _, _ in }
         let elementLine = #line + 1
-        let element = items.observeElement(at: 1, queue: queue) { _ in }
+        let element = items.observe(.element(at: 1), queue: queue) { _ in }
         let objectLine = #line + 1
-        let object = try! items.observeObject(at: 0, queue: queue) { _, _ in }
+        let object = items.observe(.object(at: 0), queue: queue) { _, _ in }
         let eachLine = #line + 1
-        let each = items.observeEach(\.zip, queue: queue) { _ in }
+        let each = items.observe(.each(\.zip), queue: queue) { _ in }
         let keyLine = #line + 1
-        let key = settings.observe(key: "theme", queue: queue) { _ in }
+        let key = settings.observe(.key("theme"), queue: queue) { _ in }
         let memberLine = #line + 1
-        let member = tags.observe(member: "urgent", queue: queue) { _ in }
+        let member = tags.observe(.member("urgent"), queue: queue) { _ in }
 
         let expected: [(ObservableModel, Int, ObservationToken, String, String)] = [
             (items, mutationsLine, mutations, "mutations \(hex(mutations.subscription))", "contents"),

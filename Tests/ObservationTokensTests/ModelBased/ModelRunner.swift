@@ -232,7 +232,7 @@ final class ModelRunner {
             case .z: return node.observe(\.z, options: o, queue: q) { log.callback(k, [$0.z] + probe($0)) }
             }
         case .whichOf(let n):
-            return nodes[n]!.observe(whichOf: [\.x, \.y, \.z], options: o, queue: q) { node, changed in
+            return nodes[n]!.observe(.whichOf([\.x, \.y, \.z]), options: o, queue: q) { node, changed in
                 let bits =
                     (changed.contains(\.x) ? 1 : 0) + (changed.contains(\.y) ? 2 : 0) + (changed.contains(\.z) ? 4 : 0)
                 log.callback(k, [node.x, node.y, node.z, bits])
@@ -257,16 +257,16 @@ final class ModelRunner {
         case .hubComputed(let h):
             return hubs[h]!.observe(\.hw, options: o, queue: q) { log.callback(k, [$0.hw] + hubProbe($0)) }
         case .chainX(let n):
-            return nodes[n]!.observe(KeyPathChain(\MNode.next).then(\.x), options: o, queue: q) {
+            return nodes[n]!.observe(.chain(KeyPathChain(\MNode.next).then(\.x)), options: o, queue: q) {
                 log.callback(k, [$1] + probe($0))
             }
         case .chainNextNextY(let n):
-            return nodes[n]!.observe(KeyPathChain(\MNode.next).then(\.next).then(\.y), options: o, queue: q) {
+            return nodes[n]!.observe(.chain(KeyPathChain(\MNode.next).then(\.next).then(\.y)), options: o, queue: q) {
                 log.callback(k, [$1] + probe($0))
             }
         case .stringPath(let n):
             do {
-                return try nodes[n]!.observe(path: "next.next.z", options: o, queue: q) {
+                return try nodes[n]!.observe(.path("next.next.z"), options: o, queue: q) {
                     log.callback(k, [$0.next?.next?.z] + probe($0))
                 }
             } catch {
@@ -275,7 +275,7 @@ final class ModelRunner {
         case .trackedX(let n):
             return nodes[n]!.observe(\.next?.x, options: o, queue: q) { log.callback(k, [$0.next?.x] + probe($0)) }
         case .trackedChanges(let n):
-            return nodes[n]!.observeChanges(\.next?.y, options: o, queue: q) { _, change in
+            return nodes[n]!.observe(.changes(\.next?.y), options: o, queue: q) { _, change in
                 log.callback(k, [change.old, change.new])
             }
         case .closure(let n):
@@ -283,11 +283,11 @@ final class ModelRunner {
                 log.callback(k, [node.x > 1 ? node.y : (node.next?.z ?? -1)])
             }
         case .hubChain(let h):
-            return hubs[h]!.observe(KeyPathChain(\MHub.node).then(\.next).then(\.x), options: o, queue: q) {
+            return hubs[h]!.observe(.chain(KeyPathChain(\MHub.node).then(\.next).then(\.x)), options: o, queue: q) {
                 log.callback(k, [$1] + hubProbe($0))
             }
         case .chainT(let n):
-            return nodes[n]!.observe(KeyPathChain(\MNode.next).then(\.t), options: o, queue: q) {
+            return nodes[n]!.observe(.chain(KeyPathChain(\MNode.next).then(\.t)), options: o, queue: q) {
                 log.callback(k, [$1] + probe($0))
             }
         case .trackedS(let n):
@@ -299,23 +299,23 @@ final class ModelRunner {
         case .hubTracked(let h):
             return hubs[h]!.observe(\.node?.t, options: o, queue: q) { log.callback(k, [$0.node?.t] + hubProbe($0)) }
         case .value(let n):
-            return nodes[n]!.observeValue({ $0.x + $0.y >= 3 ? 1 : 0 }, options: o, queue: q) { _, value in
+            return nodes[n]!.observe(.value({ $0.x + $0.y >= 3 ? 1 : 0 }), options: o, queue: q) { _, value in
                 log.callback(k, [value])
             }
         case .valueComputed(let n):
-            return nodes[n]!.observeValue({ $0.t % 2 }, options: o, queue: q) { _, value in log.callback(k, [value]) }
+            return nodes[n]!.observe(.value({ $0.t % 2 }), options: o, queue: q) { _, value in log.callback(k, [value]) }
         case .count(let n):
             return nodes[n]!.observe(\.items.count, options: o, queue: q) {
                 log.callback(k, [$0.items.count] + probe($0))
             }
         case .mutations(let n):
-            return nodes[n]!.items.observeMutations(options: o, queue: q) { items, _ in
+            return nodes[n]!.items.observe(.mutations, options: o, queue: q) { items, _ in
                 log.callback(k, [items.count, items.snapshot.reduce(0, +)])
             }
         case .dictKey(let n, let key):
-            return nodes[n]!.dict.observe(key: key, options: o, queue: q) { log.callback(k, [$0[key]]) }
+            return nodes[n]!.dict.observe(.key(key), options: o, queue: q) { log.callback(k, [$0[key]]) }
         case .member(let n, let member):
-            return nodes[n]!.tags.observe(member: member, options: o, queue: q) {
+            return nodes[n]!.tags.observe(.member(member), options: o, queue: q) {
                 log.callback(k, [$0.contains(member) ? 1 : 0])
             }
         case .computedCollections(let n):

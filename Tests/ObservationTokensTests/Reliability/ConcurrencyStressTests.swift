@@ -336,7 +336,7 @@ final class RelHookedModel: ObservableModel, @unchecked Sendable {
             }
             survivors.append(RelSurvivor(id: id, token: token, watches: slots))
             let wildcardID = world.nextID()
-            let wildcard = try model.observe(path: "*", queue: world.queue) { model in
+            let wildcard = try model.observe(.path("*"), queue: world.queue) { model in
                 probe.fired(wildcardID, settled: world.lastWritesStored(slots)) {
                     [model.p0.number, model.p1.number, model.p2.number, model.p3.number]
                 }
@@ -517,7 +517,7 @@ final class RelHookedModel: ObservableModel, @unchecked Sendable {
                 var object: RelStressModel? = RelStressModel()
                 let orphanID = world.nextID()
                 let probe = world.probe
-                let orphan = object!.observeChanges(\.value, queue: world.queue) { _, change in
+                let orphan = object!.observe(.changes(\.value), queue: world.queue) { _, change in
                     probe.fired(orphanID, settled: true) { [change.old.number, change.new.number] }
                 }
                 object!.value = RelStressValue(number: iteration)

@@ -157,13 +157,13 @@ struct HardIntrospectionTests {
                 ok = ok && model.observedProperties == ["observed"]
                 ok = ok && model.observablePropertyNames == ["observed", "child", "text", "box"]
                 // String paths (a name, a wildcard fan-out), created and ended.
-                if let path = try? model.observe(path: "child.int", queue: queue, { _ in }) {
+                if let path = try? model.observe(.path("child.int"), queue: queue, { _ in }) {
                     ok = ok && path.debugDescription.contains("child.int")
                     path.invalidate()
                 } else {
                     ok = false
                 }
-                if let star = try? model.observe(path: "*.int", queue: queue, { _ in }) {
+                if let star = try? model.observe(.path("*.int"), queue: queue, { _ in }) {
                     ok = ok && model.child!.observerCount(ofProperty: "int") == 1
                     star.invalidate()
                 } else {
@@ -186,7 +186,7 @@ struct HardIntrospectionTests {
         var model: HardCrowded? = HardCrowded()
         weak let weakModel = model
         let token = model!.observe(\.text, queue: queue) { _ in }
-        let path = try model!.observe(path: "child.int", queue: queue) { _ in }
+        let path = try model!.observe(.path("child.int"), queue: queue) { _ in }
         model = nil
         #expect(weakModel == nil)
         #expect(token.debugDescription.contains("HardCrowded text"))
@@ -281,17 +281,17 @@ struct HardCountTests {
         y.c = z
         z.a = x
         defer { z.a = nil }  // break the cycle
-        let twice = try x.observe(paths: ["b.int", "b.int"], queue: queue) { _ in }
+        let twice = try x.observe(.paths(["b.int", "b.int"]), queue: queue) { _ in }
         #expect(y.observerCount(ofProperty: "int") == 1)
         #expect(y.observerCount(of: \.int) == 1)
         twice.invalidate()
-        let loop = try x.observe(path: "b.c.a.b", queue: queue) { _ in }
+        let loop = try x.observe(.path("b.c.a.b"), queue: queue) { _ in }
         #expect(x.observerCount(ofProperty: "b") == 1)
         #expect(x.observerCount(of: \.b) == 1)
         let selfLoop = HardNode()
         selfLoop.a = selfLoop
         defer { selfLoop.a = nil }
-        let stars = try selfLoop.observe(path: "*.*.*", queue: queue) { _ in }
+        let stars = try selfLoop.observe(.path("*.*.*"), queue: queue) { _ in }
         #expect(selfLoop.observerCount(ofProperty: "int") == 1)
         #expect(selfLoop.observerCount(ofProperty: "*") == 1)
         // A second token counts as a second observation.

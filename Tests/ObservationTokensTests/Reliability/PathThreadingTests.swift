@@ -77,7 +77,7 @@ struct PathThreadingTests {
             let root = ThreadNode(next: ThreadNode(next: ThreadNode()))
             let probe = ThreadProbe()
             let chain = KeyPathChain(\ThreadNode.next).then(\.next).then(\.value)
-            let token = root.observe(chain, options: options, queue: queue) { _, value in probe.record(value) }
+            let token = root.observe(.chain(chain), options: options, queue: queue) { _, value in probe.record(value) }
 
             // When a middle node replaces its `next` behind the observers' backs, freeing the old one
             let replacement = ThreadNode(value: 7)
@@ -107,7 +107,7 @@ struct PathThreadingTests {
         let root = ThreadNode(next: ThreadNode(next: shared))
         let chain = KeyPathChain(\ThreadNode.next).then(\.next).then(\.next).then(\.value)
         let probe = ThreadProbe()
-        let token = root.observe(chain, queue: queue) { _, value in probe.record(value) }
+        let token = root.observe(.chain(chain), queue: queue) { _, value in probe.record(value) }
 
         // When both threads run
         let finished = RelThreads.run(count: 2, timeout: 60) { thread in
@@ -141,7 +141,7 @@ struct PathThreadingTests {
         let mids = (0..<4).map { _ in ThreadMid() }
         let hub = ThreadHub(mid: mids[0])
         let probe = ThreadProbe()
-        let token = hub.observe(midTailValue, queue: queue) { _, value in probe.record(value) }
+        let token = hub.observe(.chain(midTailValue), queue: queue) { _, value in probe.record(value) }
         for mid in mids { hub.mid = mid }  // every mid has been on the path once
 
         // When both threads run
@@ -181,8 +181,8 @@ struct PathThreadingTests {
         let hubB = ThreadHub(mid: shared)
         let probeA = ThreadProbe()
         let probeB = ThreadProbe()
-        let tokenA = hubA.observe(midTailValue, queue: queue) { _, value in probeA.record(value) }
-        let tokenB = hubB.observe(midTailValue, queue: queue) { _, value in probeB.record(value) }
+        let tokenA = hubA.observe(.chain(midTailValue), queue: queue) { _, value in probeA.record(value) }
+        let tokenB = hubB.observe(.chain(midTailValue), queue: queue) { _, value in probeB.record(value) }
 
         // When both threads run
         let finished = RelThreads.run(count: 2, timeout: 60) { thread in
@@ -218,7 +218,7 @@ struct PathThreadingTests {
         let mids = (0..<2).map { _ in ThreadMid() }
         let hub = ThreadHub(mid: mids[0])
         let probe = ThreadProbe()
-        let token = hub.observe(midTailValue, queue: queue) { _, value in probe.record(value) }
+        let token = hub.observe(.chain(midTailValue), queue: queue) { _, value in probe.record(value) }
         hub.mid = mids[1]
         var lost = 0
         for round in 0..<rounds {
@@ -247,8 +247,8 @@ struct PathThreadingTests {
         let hub = ThreadHub(mid: mids[0])
         let probe = ThreadProbe()
         let changes = ThreadProbe()
-        let token = hub.observe(midTailValue, queue: queue) { _, value in probe.record(value) }
-        let changeToken = hub.observe(midTailValue, options: .endpointChanges, queue: queue) { _, value in
+        let token = hub.observe(.chain(midTailValue), queue: queue) { _, value in probe.record(value) }
+        let changeToken = hub.observe(.chain(midTailValue), options: .endpointChanges, queue: queue) { _, value in
             changes.record(value)
         }
         let done = Atomic<Bool>(false)

@@ -71,7 +71,7 @@ final class OwnerRoot: ObservableModel, @unchecked Sendable {
         let first = OwnerLeaf()
         let root = OwnerRoot(leaf: first)
         let names = RelLock<[String]>([])
-        let token = root.observe(KeyPathChain(\OwnerRoot.leaf).then(\.name), queue: queue) { _, name in
+        let token = root.observe(.chain(KeyPathChain(\OwnerRoot.leaf).then(\.name)), queue: queue) { _, name in
             names.withLock { $0.append(name) }
         }
         first.name = "b"
@@ -91,7 +91,7 @@ final class OwnerRoot: ObservableModel, @unchecked Sendable {
         let queue = CoalescingQueue(target: .manual)
         let root = OwnerRoot(leaf: OwnerLeaf())
         let names = RelLock<[String?]>([])
-        let token = root.observe(KeyPathChain(\OwnerRoot.optionalLeaf).then(\.name), queue: queue) { _, name in
+        let token = root.observe(.chain(KeyPathChain(\OwnerRoot.optionalLeaf).then(\.name)), queue: queue) { _, name in
             names.withLock { $0.append(name) }
         }
         let leaf = OwnerLeaf()

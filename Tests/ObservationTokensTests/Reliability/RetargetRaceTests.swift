@@ -219,7 +219,7 @@ struct RaceFixture: @unchecked Sendable {  // each closure is called by the one 
         case .stored:
             let mids = [ThreadMid(tail: ThreadTail(value: -1)), ThreadMid(tail: ThreadTail(value: -1))]
             let hub = ThreadHub(mid: mids[0])
-            token = hub.observe(midTailValue, queue: raceQueue) { _, value in probe.record(value) }
+            token = hub.observe(.chain(midTailValue), queue: raceQueue) { _, value in probe.record(value) }
             hub.mid = mids[1]
             pointHub = { hub.mid = mids[$0] }
             setTail = { mids[$0].tail = $1 }
@@ -227,12 +227,12 @@ struct RaceFixture: @unchecked Sendable {  // each closure is called by the one 
             armRead = { _, _ in }
             setReadWork = { _ in }
             readTimedOut = { false }
-            willChange = { index, body in mids[index].observeWillChange { _ in body() } }
+            willChange = { index, body in mids[index].observe(.willChange) { _ in body() } }
         case .computed:
             let mids = [RaceComputedMid(tail: ThreadTail(value: -1)), RaceComputedMid(tail: ThreadTail(value: -1))]
             let hub = RaceComputedHub(mid: mids[0])
             let chain = KeyPathChain(\RaceComputedHub.mid).then(\.tail).then(\.value)
-            token = hub.observe(chain, queue: raceQueue) { _, value in probe.record(value) }
+            token = hub.observe(.chain(chain), queue: raceQueue) { _, value in probe.record(value) }
             hub.mid = mids[1]
             pointHub = { hub.mid = mids[$0] }
             setTail = { mids[$0].tail = $1 }
@@ -240,12 +240,12 @@ struct RaceFixture: @unchecked Sendable {  // each closure is called by the one 
             armRead = { mids[$0].gate.arm($1) }
             setReadWork = { work in for mid in mids { mid.gate.work.store(work, ordering: .relaxed) } }
             readTimedOut = { mids.contains { $0.gate.timedOut.load(ordering: .relaxed) } }
-            willChange = { index, body in mids[index].observeWillChange { _ in body() } }
+            willChange = { index, body in mids[index].observe(.willChange) { _ in body() } }
         case .synthetic:
             let mids = [RaceSyntheticMid(tail: ThreadTail(value: -1)), RaceSyntheticMid(tail: ThreadTail(value: -1))]
             let hub = RaceSyntheticHub(mid: mids[0])
             let chain = KeyPathChain(\RaceSyntheticHub.mid).then(\.tail).then(\.value)
-            token = hub.observe(chain, queue: raceQueue) { _, value in probe.record(value) }
+            token = hub.observe(.chain(chain), queue: raceQueue) { _, value in probe.record(value) }
             hub.mid = mids[1]
             pointHub = { hub.mid = mids[$0] }
             setTail = { mids[$0].source.tail = $1 }
@@ -253,7 +253,7 @@ struct RaceFixture: @unchecked Sendable {  // each closure is called by the one 
             armRead = { mids[$0].gate.arm($1) }
             setReadWork = { work in for mid in mids { mid.gate.work.store(work, ordering: .relaxed) } }
             readTimedOut = { mids.contains { $0.gate.timedOut.load(ordering: .relaxed) } }
-            willChange = { index, body in mids[index].source.observeWillChange { _ in body() } }
+            willChange = { index, body in mids[index].source.observe(.willChange) { _ in body() } }
         }
         raceQueue.drain()
     }

@@ -180,24 +180,24 @@ final class PathTree {
         switch depth {
         case 2:
             let chain = KeyPathChain(\PathLevel5.next).then(\.value)
-            let token = level5!.observe(chain, options: options, queue: queue) { _, value in callback(value) }
+            let token = level5!.observe(.chain(chain), options: options, queue: queue) { _, value in callback(value) }
             return (token, chain.count)
         case 3:
             let chain = KeyPathChain(\PathLevel4.next).then(\.next).then(\.value)
-            let token = level4!.observe(chain, options: options, queue: queue) { _, value in callback(value) }
+            let token = level4!.observe(.chain(chain), options: options, queue: queue) { _, value in callback(value) }
             return (token, chain.count)
         case 4:
             let chain = KeyPathChain(\PathLevel3.next).then(\.next).then(\.next).then(\.value)
-            let token = level3!.observe(chain, options: options, queue: queue) { _, value in callback(value) }
+            let token = level3!.observe(.chain(chain), options: options, queue: queue) { _, value in callback(value) }
             return (token, chain.count)
         case 5:
             let chain = KeyPathChain(\PathLevel2.next).then(\.next).then(\.next).then(\.next).then(\.value)
-            let token = level2!.observe(chain, options: options, queue: queue) { _, value in callback(value) }
+            let token = level2!.observe(.chain(chain), options: options, queue: queue) { _, value in callback(value) }
             return (token, chain.count)
         case 6:
             let chain = KeyPathChain(\PathLevel1.next).then(\.next).then(\.next).then(\.next).then(\.next)
                 .then(\.value)
-            let token = level1.observe(chain, options: options, queue: queue) { _, value in callback(value) }
+            let token = level1.observe(.chain(chain), options: options, queue: queue) { _, value in callback(value) }
             return (token, chain.count)
         default:
             preconditionFailure("no chain of depth \(depth)")

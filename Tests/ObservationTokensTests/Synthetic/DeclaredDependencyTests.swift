@@ -122,7 +122,7 @@ struct DeclaredDependencyTests {
         let badge = SynthBadge()
         badge.owner = SynthOwner()
         let labels = CoreRecorder<String>()
-        let token = try badge.observe(path: "label", queue: synthBadgeQueue) { badge in labels.append(badge.label) }
+        let token = try badge.observe(.path("label"), queue: synthBadgeQueue) { badge in labels.append(badge.label) }
         badge.owner?.name = "Grace"
         badge.note = "!"  // not declared: no recomputation of its own
         synthBadgeQueue.drain()
@@ -137,7 +137,7 @@ struct DeclaredDependencyTests {
         let owner = SynthOwner()
         badge.owner = owner
         let fired = CoreCounter()
-        let token = try badge.observe(path: "*", queue: synthBadgeQueue) { _ in fired.increment() }
+        let token = try badge.observe(.path("*"), queue: synthBadgeQueue) { _ in fired.increment() }
         #expect(badge.counts["label"] == 1)
         owner.name = "Grace"  // on another object: heard only through `label`'s declared path
         synthBadgeQueue.drain()

@@ -324,7 +324,7 @@ struct PropagationTests {
         let queue = CoalescingQueue(target: .manual)
         let sums = PropSums()
         let changes = CoreRecorder<String>()
-        let token = sums.observeChanges(\.t, queue: queue) { _, change in changes.append("\(change.old)->\(change.new)") }
+        let token = sums.observe(.changes(\.t), queue: queue) { _, change in changes.append("\(change.old)->\(change.new)") }
         sums.x = 3
         #expect(queue.drain() == 1)
         sums.x = 7
@@ -354,7 +354,7 @@ struct PropagationTests {
         let queue = CoalescingQueue(target: .manual)
         let chain = PropChain()
         let fired = CoreCounter()
-        let token = try chain.observe(path: "*", queue: queue) { _ in fired.increment() }
+        let token = try chain.observe(.path("*"), queue: queue) { _ in fired.increment() }
         chain.a = 1
         #expect(queue.drain() == 1)  // a changed (and b, c with it): once
         chain.invalidate(\.d)

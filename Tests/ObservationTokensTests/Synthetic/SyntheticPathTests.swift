@@ -41,7 +41,7 @@ struct SyntheticPathTests {
         // Given a token on "caption", made before anything read it
         let card = SynthCard()
         let fired = CoreCounter()
-        let token = try card.observe(path: "caption", queue: synthPathQueue) { _ in fired.increment() }
+        let token = try card.observe(.path("caption"), queue: synthPathQueue) { _ in fired.increment() }
         // Then making it computed the value (its dependencies are wired)
         #expect(card.counts["caption"] == 1)
         // (its inputs on the card count as observed: the computed property watches them)
@@ -71,7 +71,7 @@ struct SyntheticPathTests {
         let card = SynthCard()
         let first = try #require(card.owner)
         let names = CoreRecorder<String>()
-        let token = try card.observe(path: "currentOwner.name", queue: synthPathQueue) { card in
+        let token = try card.observe(.path("currentOwner.name"), queue: synthPathQueue) { card in
             names.append(card.currentOwner?.name ?? "-")
         }
         first.name = "Lin"
@@ -100,7 +100,7 @@ struct SyntheticPathTests {
         let first = card.owner!
         let names = CoreRecorder<String>()
         let chain = KeyPathChain(\SynthCard.currentOwner).then(\.name)
-        let token = card.observe(chain, queue: synthPathQueue) { _, name in names.append(name ?? "-") }
+        let token = card.observe(.chain(chain), queue: synthPathQueue) { _, name in names.append(name ?? "-") }
         first.name = "Lin"
         synthPathQueue.drain()
         #expect(names.entries == ["Lin"])
@@ -120,7 +120,7 @@ struct SyntheticPathTests {
         // Given a `*` token on a card whose computed property reads another object
         let card = SynthCard()
         let fired = CoreCounter()
-        let token = try card.observe(path: "*", queue: synthPathQueue) { _ in fired.increment() }
+        let token = try card.observe(.path("*"), queue: synthPathQueue) { _ in fired.increment() }
         #expect(card.counts["caption"] == 1)
         #expect(card.counts["thumbnail"] == 0)
 
@@ -136,7 +136,7 @@ struct SyntheticPathTests {
     @Test func pathsThroughAComputedValueAreCheckedLikeAnyOther() {
         let card = SynthCard()
         for path in ["caption.count", "currentOwner.nope", "captions"] {
-            #expect(throws: KeyPathError.self) { try card.observe(path: path, queue: synthPathQueue) { _ in } }
+            #expect(throws: KeyPathError.self) { try card.observe(.path(path), queue: synthPathQueue) { _ in } }
         }
     }
 

@@ -240,7 +240,7 @@ struct SyntheticObservedTests {
     func aTrackingClosureOverAComputedPropertySeesItsChanges() {
         let shape = SynthShape()
         let seen = RelLock<[Double]>([])
-        let token = shape.observeValue({ shape in shape.rect.size.width }, queue: synthShapeQueue) { _, width in
+        let token = shape.observe(.value({ shape in shape.rect.size.width }), queue: synthShapeQueue) { _, width in
             seen.withLock { $0.append(width) }
         }
         shape.width = 7

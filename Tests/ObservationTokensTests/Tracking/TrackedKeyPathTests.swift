@@ -156,7 +156,7 @@ import Testing
         let person = TrackPerson()
         person.firstName = "Ada"
         let changes = CoreRecorder<PropertyChange<String>>()
-        let token = person.observeChanges(\.fullName, queue: queue) { _, change in changes.append(change) }
+        let token = person.observe(.changes(\.fullName), queue: queue) { _, change in changes.append(change) }
 
         // When it changes twice in one tick, then again
         person.firstName = "Grace"

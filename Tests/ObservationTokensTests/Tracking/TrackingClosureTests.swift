@@ -91,7 +91,7 @@ import Testing
         let person = TrackPerson()
         person.firstName = "Ada"
         let seen = CoreRecorder<String>()
-        let token = person.observeValue({ $0.firstName + " " + $0.lastName }, queue: queue) { _, name in
+        let token = person.observe(.value({ $0.firstName + " " + $0.lastName }), queue: queue) { _, name in
             seen.append(name)
         }
         #expect(seen.entries.isEmpty)
@@ -114,7 +114,7 @@ import Testing
         let holder = TrackHolder()
         let first = holder.box
         let seen = CoreRecorder<String>()
-        let token = holder.observeValue({ $0.box }, options: .initial, queue: queue) { _, box in seen.append(box.text) }
+        let token = holder.observe(.value({ $0.box }), options: .initial, queue: queue) { _, box in seen.append(box.text) }
         #expect(seen.entries == ["a"])
 
         // When the same object is set again, then a different one
@@ -130,7 +130,7 @@ import Testing
         let queue = CoalescingQueue(target: .manual)
         let person = TrackPerson()
         let changes = CoreRecorder<PropertyChange<Int>>()
-        let token = person.observeChanges(of: { $0.items.count }, queue: queue) { _, change in changes.append(change) }
+        let token = person.observe(.changes(of: { $0.items.count }), queue: queue) { _, change in changes.append(change) }
         person.items = ["a", "b"]
         _ = queue.drain()
         person.items.removeLast()
@@ -223,7 +223,7 @@ import Testing
         let queue = CoalescingQueue(target: .manual)
         let person = TrackPerson()
         let changes = CoreRecorder<PropertyChange<String?>>()
-        let token = person.observeChanges(of: { $0.address?.city }, queue: queue) { _, change in changes.append(change)
+        let token = person.observe(.changes(of: { $0.address?.city }), queue: queue) { _, change in changes.append(change)
         }
 
         // When the address appears, its city changes, and it goes away
@@ -270,7 +270,7 @@ import Testing
             precondition(LiveCounters.liveSubscriptions == baseline, "tracked subscriptions leaked")
             var root: TrackNode? = TrackNode()
             root!.link(3)
-            let value = root!.observeValue({ $0.next?.next?.next?.value }, queue: queue) { _, _ in }
+            let value = root!.observe(.value({ $0.next?.next?.next?.value }), queue: queue) { _, _ in }
             root = nil
             precondition(!value.isValid, "root deinit ends the token")
             queue.drain()
@@ -283,7 +283,7 @@ import Testing
         let person = TrackPerson()
         person.firstName = "Ada"
         let seen = CoreRecorder<String>()
-        let token = person.observeValue({ $0.firstName }, queue: queue) { _, name in seen.append(name) }
+        let token = person.observe(.value({ $0.firstName }), queue: queue) { _, name in seen.append(name) }
 
         // fire() delivers now even though nothing changed; schedule() re-evaluates next tick
         // and, nothing having changed, skips the callback

@@ -43,7 +43,7 @@ import Testing
 
     @Test func emptyListOfStringPathsThrows() {
         let person = TrackPerson()
-        #expect(throws: KeyPathError.emptyPathList) { try person.observe(paths: []) { _ in } }
+        #expect(throws: KeyPathError.emptyPathList) { try person.observe(.paths([])) { _ in } }
     }
 
     // MARK: Release builds: an ended token
@@ -62,9 +62,7 @@ import Testing
                 person.observe([] as [PartialKeyPath<TrackPerson>], options: .initial, queue: queue) { _ in
                     calls.increment()
                 },
-                root.observe(
-                    KeyPathChain(\TrackNode.next).then(\.constant).then(\.value), options: .initial, queue: queue
-                ) {
+                root.observe(.chain(KeyPathChain(\TrackNode.next).then(\.constant).then(\.value)), options: .initial, queue: queue) {
                     _, _ in calls.increment()
                 },
                 root.observe([AnyKeyPathChain<TrackNode>](), options: .initial, queue: queue) { _ in calls.increment()
@@ -106,7 +104,7 @@ import Testing
         @Test func computedPropertyOverPlainPropertiesTraps() async {
             await #expect(processExitsWith: .failure) {
                 let person = TrackPerson()
-                _ = person.observeChanges(\.plainLabel, queue: CoalescingQueue(target: .manual)) { _, _ in }
+                _ = person.observe(.changes(\.plainLabel), queue: CoalescingQueue(target: .manual)) { _, _ in }
             }
         }
 
@@ -123,7 +121,7 @@ import Testing
         @Test func emptyKeyPathListTraps() async {
             let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
                 let person = TrackPerson()
-                _ = person.observe([] as [PartialKeyPath<TrackPerson>], queue: CoalescingQueue(target: .manual)) { _ in
+                _ = person.observe(.properties([]), queue: CoalescingQueue(target: .manual)) { _ in
                 }
             }
             let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
@@ -134,7 +132,7 @@ import Testing
         @Test func emptyChainListTraps() async {
             await #expect(processExitsWith: .failure) {
                 let root = TrackNode()
-                _ = root.observe([AnyKeyPathChain<TrackNode>](), queue: CoalescingQueue(target: .manual)) { _ in }
+                _ = root.observe(.chains([AnyKeyPathChain<TrackNode>]()), queue: CoalescingQueue(target: .manual)) { _ in }
             }
         }
 
@@ -143,7 +141,7 @@ import Testing
                 let root = TrackNode()
                 root.next = TrackNode()
                 let chain = KeyPathChain(\TrackNode.next).then(\.constant).then(\.value)
-                _ = root.observe(chain, queue: CoalescingQueue(target: .manual)) { _, _ in }
+                _ = root.observe(.chain(chain), queue: CoalescingQueue(target: .manual)) { _, _ in }
             }
             let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
             #expect(message.contains("segment 2 of the key path chain"))

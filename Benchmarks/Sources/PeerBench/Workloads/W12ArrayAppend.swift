@@ -17,7 +17,7 @@ func runW12(_ settings: Settings) -> [Row] {
         let items = ObservedArray((0..<size).map { _ in OTCounter() })
         let tally = Tally()
         let tokens = (0..<tokenCount).map { index in
-            try! items.observeObject(at: index % size, queue: queue) { _, _ in tally.count &+= 1 }
+            items.observe(.object(at: index % size), queue: queue) { _, _ in tally.count &+= 1 }
         }
         let extra = (0..<appends).map { _ in OTCounter() }
         costs[size] = medianOfRounds(settings) {

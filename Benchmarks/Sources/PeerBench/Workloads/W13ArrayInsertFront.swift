@@ -13,7 +13,7 @@ func runW13(_ settings: Settings) -> [Row] {
     let numbers = ObservedArray(0..<size)
     let tally = Tally()
     let tokens = (0..<tokenCount).map { index in
-        numbers.observeElement(at: index, queue: queue) { _ in tally.count &+= 1 }
+        numbers.observe(.element(at: index), queue: queue) { _ in tally.count &+= 1 }
     }
     let oursNs = medianOfRounds(settings) {
         let elapsed = time {

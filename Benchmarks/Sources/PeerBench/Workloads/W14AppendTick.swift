@@ -15,7 +15,7 @@ func runW14(_ settings: Settings) -> [Row] {
     let queue = CoalescingQueue(target: .manual)
     let items = ObservedArray(0..<base)
     let tally = Tally()
-    let token = items.observeMutations(queue: queue) { _, changes in tally.count &+= changes.inserted.count }
+    let token = items.observe(.mutations, queue: queue) { _, changes in tally.count &+= changes.inserted.count }
     let oursNs = medianOfRounds(settings) {
         var elapsed = Duration.zero
         for _ in 0..<ticks {
