@@ -180,9 +180,11 @@ enum ModelBasedRun {
         print(
             String(
                 format:
-                    "%@: %d programs (%d failed) in %.2f s: %.0f programs/s; %d operations (%d skipped), %d drains, %d callbacks, %d deinits",
+                    "%@: %d programs (%d failed) in %.2f s: %.0f programs/s; %d operations (%d skipped), %d drains, %d callbacks, %d deinits; bindings wrote %d values, %d held before their operators, %d after, %d pushed in the drain of the push that changed their source",
                 tag, programs, failed, elapsed, Double(programs) / max(elapsed, 1e-9), statistics.operations,
-                statistics.skipped, statistics.drains, statistics.callbacks, statistics.deinits))
+                statistics.skipped, statistics.drains, statistics.callbacks, statistics.deinits,
+                statistics.bindings.written, statistics.bindings.heldBeforeOperators,
+                statistics.bindings.heldAfterOperators, statistics.bindings.sameDrainPushes))
     }
 
     private static func report(

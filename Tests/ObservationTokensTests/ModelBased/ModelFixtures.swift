@@ -31,19 +31,41 @@ enum ModelEvent: Equatable, Sendable {
     static let absent = -999
 }
 
+/// Which bindings that write a model wait in their queue, by token label: bit 0 the binding's
+/// own subscription (a `combineLatest` hub), bit 1 + i the subscription of input i of a
+/// `combineLatest` binding. Bindings not listed wait for nothing.
+typealias ModelQueuedBindings = [Int: UInt8]
+
+/// An event, and which bindings waited in their queue when it was logged: a binding that had
+/// its turn and pushed nothing (the binding rules held it) logs no event, and this is how the
+/// reference model learns where in the drain that turn was.
+struct ModelLoggedEvent: Sendable {
+    let event: ModelEvent
+    let queued: ModelQueuedBindings
+}
+
 /// The log of one program: callbacks and deinits append, the runner takes what happened after
 /// each operation. Locked: callbacks and deinits may run on other threads (the threaded mode).
 final class ModelEventLog: Sendable {
-    private let events = RelLock<[ModelEvent]>([])
+    private let events = RelLock<[ModelLoggedEvent]>([])
+    private let probe = RelLock<(@Sendable () -> ModelQueuedBindings)?>(nil)
 
-    func append(_ event: ModelEvent) { events.withLock { $0.append(event) } }
+    /// Sets what each event records of the bindings' queues (the runner's probe).
+    func setProbe(_ probe: @escaping @Sendable () -> ModelQueuedBindings) {
+        self.probe.withLock { $0 = probe }
+    }
+
+    func append(_ event: ModelEvent) {
+        let queued = probe.withLock { $0 }?() ?? [:]
+        events.withLock { $0.append(ModelLoggedEvent(event: event, queued: queued)) }
+    }
 
     func callback(_ token: Int, _ values: [Int?]) {
         append(.callback(token: token, values: values.map { $0 ?? ModelEvent.absent }))
     }
 
     /// Returns and clears what was logged so far.
-    func take() -> [ModelEvent] {
+    func take() -> [ModelLoggedEvent] {
         events.withLock { events in
             defer { events = [] }
             return events

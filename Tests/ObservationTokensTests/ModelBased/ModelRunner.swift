@@ -24,6 +24,7 @@ struct ModelRunStatistics {
     var drains = 0
     var callbacks = 0
     var deinits = 0
+    var bindings = BindingCounters()
 
     mutating func add(_ other: ModelRunStatistics) {
         operations += other.operations
@@ -31,6 +32,7 @@ struct ModelRunStatistics {
         drains += other.drains
         callbacks += other.callbacks
         deinits += other.deinits
+        bindings.add(other.bindings)
     }
 }
 
@@ -57,17 +59,24 @@ final class ModelRunner {
     private var everyNode: [Int: ModelWeak<MNode>] = [:]
     private var everyHub: [Int: ModelWeak<MHub>] = [:]
     private var collections: [Int: [ModelWeak<ObservableModelBase>]] = [:]
+    /// The bindings that write a model, for the events to record which wait in their queue.
+    private let probe = ModelQueueProbe()
 
     private lazy var performer = ModelActionPerformer(runner: self)
 
     init(program: ModelProgram) {
         self.program = program
         model = ReferenceModel(features: program.features)
+        let probe = probe
+        log.setProbe { probe.snapshot() }
     }
 
     /// Runs the program, then drains until nothing is pending, checking everything.
     func run() -> ModelFailure? {
-        defer { cleanUp() }
+        defer {
+            statistics.bindings = model.counters
+            cleanUp()
+        }
         for (index, op) in program.ops.enumerated() {
             if let failure = step(op, at: index) { return failure }
         }
@@ -93,7 +102,7 @@ final class ModelRunner {
             count(events)
             statistics.drains += 1
             if let failure = model.checkDrainEvents(events, at: index) { return failure }
-            if let failure = model.endDrain(returned: returned, at: index) { return failure }
+            if let failure = model.endDrain(returned: returned, queued: probe.snapshot(), at: index) { return failure }
             if nothingPending {
                 return model.checkReleased(at: index, deadCollections: collectionsAreGone)
             }
@@ -111,7 +120,8 @@ final class ModelRunner {
             model.apply(.parallel(runnable))
             let events = log.take()
             count(events)
-            return model.checkEvents(events, of: op, at: index)
+            if let failure = model.checkEvents(events, of: op, at: index) { return failure }
+            return model.checkQueued(probe.snapshot(), after: op, at: index)
         default:
             guard model.isExecutable(op) else {
                 statistics.skipped += 1
@@ -121,13 +131,14 @@ final class ModelRunner {
             execute(op)
             let events = log.take()
             count(events)
-            return model.checkEvents(events, of: op, at: index)
+            if let failure = model.checkEvents(events, of: op, at: index) { return failure }
+            return model.checkQueued(probe.snapshot(), after: op, at: index)
         }
     }
 
-    private func count(_ events: [ModelEvent]) {
+    private func count(_ events: [ModelLoggedEvent]) {
         for event in events {
-            switch event {
+            switch event.event {
             case .callback: statistics.callbacks += 1
             case .nodeDeinit, .hubDeinit: statistics.deinits += 1
             case .applied: break
@@ -173,6 +184,7 @@ final class ModelRunner {
             // Made first, then stored: an action of its registration callback may change `tokens`.
             let token = observe(k, spec, options)
             tokens[k] = token
+            if spec.writesModel, !options.immediate { probe.watch(k, token) }
         case .invalidateToken(let k): tokens[k]!.invalidate()
         case .dropToken(let k): tokens[k] = nil
         case .drain, .parallel: break
@@ -419,6 +431,7 @@ final class ModelRunner {
     /// between objects cut (a cycle of `next` would leak), the queue emptied.
     private func cleanUp() {
         tokens.removeAll()
+        probe.removeAll()
         for weak in everyNode.values { weak.object?.next = nil }
         for weak in everyHub.values { weak.object?.node = nil }
         nodes.removeAll()

@@ -93,6 +93,8 @@ struct ModelFailure: Error, CustomStringConvertible {
         case callbackOutsideDrain = "callback outside a drain with no .immediate token"
         case prematureDeinit = "object deinitialized while still referenced"
         case notReleased = "object still alive with nothing referencing it and nothing pending"
+        case bindingClock = "a binding pushed against the binding rules (docs/Bindings.md, cycles and changes that meet)"
+        case queueState = "a binding waits for a drain the rules don't give it, or doesn't wait for one they do"
         case harness = "test harness"
     }
 
@@ -139,6 +141,25 @@ struct RefToken {
     /// The values of the last delivery (or registration): `old` of `observeChanges`.
     var lastValues: [Int?] = []
     var lastDrain = -1
+
+    // A binding that writes a model (ReferenceModel+Bindings.swift); nil and empty for others.
+    /// What it reads, as the binding clock sees it.
+    var clockSource: ClockSource?
+    /// The property it writes.
+    var destinationKey: Dependency?
+    /// Its own subscription (a `combineLatest` hub) waits for its turn in a drain.
+    var queued = false
+    /// `combineLatest`: each input's subscription waits for its turn.
+    var queuedInputs: [Bool] = []
+    /// The change it last pushed.
+    var lastPushed = 0
+    /// The first change of each of its sources since its last turn (an input's, for a
+    /// computed value; a step's, for a path).
+    var firstChange: [Int?] = []
+    /// Today's library: the change a path source took, numbered when the binding heard of it.
+    var pathOrigin = 0
+    /// `.immediate`: the changes it owes a push, in order.
+    var owedChanges: [Int] = []
 }
 
 /// The reference model of one program.
@@ -151,20 +172,38 @@ struct ReferenceModel {
     private(set) var dead: Set<RefObject> = []
     /// Nodes whose collections may outlive them (a pending delivery keeps a collection alive).
     private(set) var lingeringCollections: Set<Int> = []
-    private(set) var tokens: [Int: RefToken] = [:]
+    var tokens: [Int: RefToken] = [:]
     /// Tokens the program still holds (not dropped).
     private(set) var tokenHandles: Set<Int> = []
     private var usedTokenLabels: Set<Int> = []
-    private var drainIndex = 0
+    private(set) var drainIndex = 0
     private var ranThisDrain: [Int] = []
-    private var drainingQueue = 0
+    private(set) var drainingQueue = 0
     /// Bindings' pushes whose `onApply` has not run yet.
-    private var awaitingApplied: [Int: Int] = [:]
+    var awaitingApplied: [Int: Int] = [:]
     /// Tokens made by the operation (or callback) whose events are being checked that must run
     /// at registration, and whether they did.
     private var pendingInitials: [Int: Bool] = [:]
     /// Failures of ignored kinds seen so far.
     private(set) var ignoredFailures = 0
+    /// Pushes of bindings that wrote in this drain (`drain()` counts them, not their turns).
+    private var pushesThisDrain = 0
+
+    // The binding clock (ReferenceModel+Bindings.swift).
+    /// The number of the last change.
+    var clock = 0
+    /// The change each stored property holds: its last set's, or the change the push that last
+    /// wrote it carried.
+    var origin: [Dependency: Int] = [:]
+    /// Today's library: the change a binding that reads the property takes at its turn, from a
+    /// record the bindings that read or write it share (see
+    /// `ModelBasedConfig.eachBindingCountsItsSourceFromItsFirstSet`).
+    var timedOrigin: [Dependency: Int] = [:]
+    /// The change the push writing now carries; nil outside pushes.
+    var pushingOrigin: Int?
+    /// The pushes of the binding whose turn runs now in a drain.
+    var wave: WaveState?
+    var counters = BindingCounters()
 
     init(features: ModelFeatures) {
         self.features = features
@@ -476,7 +515,7 @@ struct ReferenceModel {
 
     /// Whether a missed delivery of the token is allowed: its root (or a binding's destination)
     /// is unreferenced and may deinitialize before the token's turn (see docs/Lifecycle.md).
-    private func mayBeSkipped(_ token: RefToken) -> Bool {
+    func mayBeSkipped(_ token: RefToken) -> Bool {
         if isDoomed(token.root) { return true }
         if token.rootIsCollection, case .node(let n) = token.root, lingeringCollections.contains(n) { return true }
         if let destination = token.destination, isDoomed(destination) { return true }
@@ -569,7 +608,10 @@ struct ReferenceModel {
 
     /// Rule 1: tokens watching a changed stored value are due.
     private mutating func changed(_ keys: Set<Dependency>) {
+        let takenByWave = bindingsHear(keys)
         for (k, token) in tokens where !token.ended && !token.stored.isDisjoint(with: keys) {
+            // Bindings that write a model: `bindingsHear` did their part.
+            if token.clockSource != nil, token.immediate || takenByWave.contains(k) { continue }
             if token.immediate {
                 tokens[k]!.owed += 1
             } else {
@@ -599,6 +641,16 @@ struct ReferenceModel {
             destination: objects.count > 1 ? objects[1] : nil, otherSources: Array(objects.dropFirst(2)),
             comparesValue: comparesValue, queue: options.queue,
             immediate: options.immediate)
+        if let shape = Self.clockShape(of: spec) {
+            token.clockSource = shape.source
+            token.destinationKey = shape.destination
+            if case .stored(let sources) = shape.source {
+                token.firstChange = Array(repeating: nil, count: sources.count)
+                if sources.count > 1 { token.queuedInputs = Array(repeating: false, count: sources.count) }
+            } else {
+                token.firstChange = [nil]
+            }
+        }
         // Rule 4: the baseline is the value at registration.
         let evaluation = evaluate(spec)
         record(evaluation, in: &token)
@@ -611,7 +663,7 @@ struct ReferenceModel {
         if runsAtCreation { pendingInitials[k] = false }
     }
 
-    private func record(_ evaluation: Evaluation, in token: inout RefToken) {
+    func record(_ evaluation: Evaluation, in token: inout RefToken) {
         token.stored = evaluation.stored
         token.seen = [:]
         for dependency in evaluation.computed { token.seen[dependency] = value(of: dependency) }
@@ -632,15 +684,23 @@ struct ReferenceModel {
 
     /// Checks the events of an operation that is not a drain: the registration delivery of a
     /// token made by it (rule 4) and deinits.
-    mutating func checkEvents(_ events: [ModelEvent], of op: ModelOp, at index: Int) -> ModelFailure? {
+    mutating func checkEvents(_ events: [ModelLoggedEvent], of op: ModelOp, at index: Int) -> ModelFailure? {
         if let failure = check(events, during: op, at: index) { return failure }
         if case .observe(let k, _, _) = op { tokenHandles.insert(k) }
         return nil
     }
 
     /// Checks events in the order they happened, during an operation (`op`) or a drain (nil).
-    private mutating func check(_ events: [ModelEvent], during op: ModelOp?, at index: Int) -> ModelFailure? {
-        for event in events {
+    private mutating func check(_ events: [ModelLoggedEvent], during op: ModelOp?, at index: Int) -> ModelFailure? {
+        for logged in events {
+            let event = logged.event
+            var running: Int?
+            if case .callback(let k, _) = event { running = k }
+            if case .applied(let k) = event { running = k }
+            // Bindings whose turn came, quietly, since the last event (see ModelQueueProbe.swift).
+            if op == nil, let failure = quietTurns(logged.queued, except: running, at: index) { return failure }
+            syncQueued(logged.queued)
+            if let failure = checkWave(before: event, at: index) { return failure }
             switch event {
             case .nodeDeinit(let n):
                 if let failure = deinitialized(.node(n), at: index) { return failure }
@@ -690,7 +750,11 @@ struct ReferenceModel {
                     "k\(k) (\(token.spec.source(options: ""))) read \(show(values)) at registration; expected \(show(expected))",
                 subject: token.spec.kindName)
         }
-        if let failure = push(token, values: values, at: index) { return failure }
+        if token.clockSource != nil, let value = values.first,
+            let failure = pushAtCreation(k, value: value, at: index)
+        {
+            return failure
+        }
         performAction(of: token)
         return nil
     }
@@ -699,11 +763,24 @@ struct ReferenceModel {
         drainIndex += 1
         drainingQueue = queue
         ranThisDrain = []
+        pushesThisDrain = 0
     }
 
     /// Checks the events of a drain, in the order they happened.
-    mutating func checkDrainEvents(_ events: [ModelEvent], at index: Int) -> ModelFailure? {
+    mutating func checkDrainEvents(_ events: [ModelLoggedEvent], at index: Int) -> ModelFailure? {
         check(events, during: nil, at: index)
+    }
+
+    /// Rule 3 of bindings: once a push returns, the bindings of its queue whose source it
+    /// changed push, before anything else happens.
+    private mutating func checkWave(before event: ModelEvent, at index: Int) -> ModelFailure? {
+        guard let running = wave, running.pusher == nil, !running.expected.isEmpty else { return nil }
+        if case .callback(let k, _) = event, running.expected.contains(k) { return nil }
+        let k = running.expected[0]
+        return fail(
+            .bindingClock, index,
+            "a push in drain #\(drainIndex) changed the source of k\(k) (\(tokens[k]?.spec.source(options: "") ?? "?")), of the same queue, and k\(k) did not push right after it",
+            tokens[k])
     }
 
     /// Rule 7: an `.immediate` token runs inside the setter, once per change of a stored value
@@ -736,7 +813,10 @@ struct ReferenceModel {
         record(evaluation, in: &updated)
         updated.owed = owed
         tokens[k] = updated
-        return push(updated, values: values, at: index)
+        if updated.clockSource != nil, let value = values.first {
+            return pushImmediately(k, value: value, at: index)
+        }
+        return nil
     }
 
     /// A binding's `onApply` runs after its push's write.
@@ -747,6 +827,7 @@ struct ReferenceModel {
                 subject: tokens[k]?.spec.kindName ?? "")
         }
         awaitingApplied[k] = waiting - 1
+        finishPush(k)
         return nil
     }
 
@@ -777,13 +858,27 @@ struct ReferenceModel {
     }
 
     /// After the drain: every due token ran (rules 1-3, 5) and the count is right (rule 6).
-    mutating func endDrain(returned: Int, at index: Int) -> ModelFailure? {
+    /// `queued`: the bindings that write a model still waiting in their queue.
+    mutating func endDrain(returned: Int, queued: ModelQueuedBindings, at index: Int) -> ModelFailure? {
+        if let failure = quietTurns(queued, except: nil, at: index) { return failure }
+        syncQueued(queued)
+        if let running = wave, let k = running.expected.first {
+            return fail(
+                .bindingClock, index,
+                "a push in drain #\(drainIndex) changed the source of k\(k) (\(tokens[k]?.spec.source(options: "") ?? "?")), of the same queue, and k\(k) did not push in that drain",
+                tokens[k])
+        }
+        wave = nil
         for k in tokens.keys.sorted() {
             let token = tokens[k]!
-            guard !token.ended, !token.immediate, token.queue == drainingQueue, token.lastDrain != drainIndex,
-                isDue(token),
-                !mayBeSkipped(token)
-            else { continue }
+            guard !token.ended, !token.immediate, token.queue == drainingQueue, !mayBeSkipped(token) else { continue }
+            if token.clockSource != nil {
+                // A binding still waiting after the drain is deferred: it ran in it already.
+                let waits = token.queued || token.queuedInputs.contains(true)
+                guard waits ? token.lastDrain != drainIndex : isDue(token) else { continue }
+            } else {
+                guard token.lastDrain != drainIndex, isDue(token) else { continue }
+            }
             if let failure = fail(
                 .missedDelivery, index,
                 "k\(k) (\(token.spec.source(options: ""))) did not run in drain #\(drainIndex) though \(dueReason(token))",
@@ -793,11 +888,13 @@ struct ReferenceModel {
             }
         }
         // `.immediate` callbacks that ran inside the drain (a push or a callback set what they
-        // watch) are not the queue's deliveries: not counted.
-        if returned != ranThisDrain.count {
+        // watch) are not the queue's deliveries: not counted. A binding that writes a model
+        // counts one per value it wrote (docs/Bindings.md), not per turn.
+        let counted = ranThisDrain.count + pushesThisDrain
+        if returned != counted {
             return fail(
                 .drainCount, index,
-                "drain #\(drainIndex) returned \(returned); \(ranThisDrain.count) callbacks ran (\(ranThisDrain.isEmpty ? "none" : ranThisDrain.map { "k\($0)" }.joined(separator: ", ")))",
+                "drain #\(drainIndex) returned \(returned); \(ranThisDrain.count) callbacks ran (\(ranThisDrain.isEmpty ? "none" : ranThisDrain.map { "k\($0)" }.joined(separator: ", "))) and bindings wrote \(pushesThisDrain) values",
                 nil)
         }
         return nil
@@ -833,6 +930,12 @@ struct ReferenceModel {
         if token.ended {
             // Ignored (a diagnostic run): the event is dropped.
             return fail(.afterEnd, index, "k\(k) (\(source)) ran after its end", token)
+        }
+        if let running = wave, running.expected.contains(k) { return pushedInWave(k, values: values, at: index) }
+        if token.clockSource != nil, let running = wave, let pusher = running.pusher {
+            return fail(
+                .bindingClock, index,
+                "k\(k) (\(source)) had its turn in drain #\(drainIndex) while k\(pusher)'s push was running", token)
         }
         if token.queue != drainingQueue,
             let failure = fail(
@@ -872,10 +975,33 @@ struct ReferenceModel {
         record(fresh, in: &updated)
         updated.lastDrain = drainIndex
         tokens[k] = updated
+        if updated.clockSource != nil, let value = values.first {
+            let outcome = pushInTurn(k, value: value, at: index)
+            if outcome.written { pushesThisDrain += 1 }
+            return outcome.failure
+        }
         ranThisDrain.append(k)
-        if let failure = push(updated, values: values, at: index) { return failure }
         performAction(of: updated)
         return nil
+    }
+
+    /// A push the wave of a running drain makes: another push of the same queue changed this
+    /// binding's source (rule 3 of bindings). Not a turn of its own.
+    private mutating func pushedInWave(_ k: Int, values: [Int], at index: Int) -> ModelFailure? {
+        let token = tokens[k]!
+        let expected = evaluate(token.spec).values.map { $0 ?? ModelEvent.absent }
+        if expected != values,
+            let failure = fail(
+                .staleValues, index,
+                "k\(k) (\(token.spec.source(options: ""))) pushed \(show(values)) in drain #\(drainIndex); the final values are \(show(expected))",
+                token)
+        {
+            return failure
+        }
+        guard let value = values.first else { return nil }
+        let outcome = pushInWave(k, value: value, at: index)
+        if outcome.written { pushesThisDrain += 1 }
+        return outcome.failure
     }
 
     /// What an `.actor` token's callback does after logging, if its labels are there then (the
@@ -885,22 +1011,6 @@ struct ReferenceModel {
         apply(action.op)
         // A token made by a callback is the program's at once (the runner stores it there).
         if case .observe(let k, _, _) = action.op { tokenHandles.insert(k) }
-    }
-
-    /// A binding's push writes its destination (rule 5 follows from rule 1 there).
-    private mutating func push(_ token: RefToken, values: [Int], at index: Int) -> ModelFailure? {
-        guard let destination = token.destination, let value = values.first else { return nil }
-        guard !dead.contains(destination) else {
-            return ModelFailure(
-                kind: .afterEnd, opIndex: index,
-                message: "k\(token.label) pushed into \(destination) after it deinitialized")
-        }
-        awaitingApplied[token.label, default: 0] += 1
-        switch destination {
-        case .node(let n): apply(.set(node: n, .z, value))
-        case .hub(let h): apply(.setW(hub: h, value))
-        }
-        return nil
     }
 
     private mutating func deinitialized(_ object: RefObject, at index: Int) -> ModelFailure? {
@@ -926,7 +1036,7 @@ struct ReferenceModel {
 
     /// A failure, or nil when its kind is ignored (`OBSERVATION_TOKENS_MODEL_IGNORE`, a
     /// diagnostic to see past one known failure); the check then goes on as if it had passed.
-    private mutating func fail(
+    mutating func fail(
         _ kind: ModelFailure.Kind, _ index: Int, _ message: String, _ token: RefToken?
     ) -> ModelFailure? {
         guard !ModelBasedConfig.ignoredKinds.contains(kind) else {
@@ -940,7 +1050,7 @@ struct ReferenceModel {
         ModelFailure(kind: .harness, opIndex: index, message: message)
     }
 
-    private func dueReason(_ token: RefToken) -> String {
+    func dueReason(_ token: RefToken) -> String {
         if token.comparesValue {
             return
                 "its value went from \(token.comparedSeen.map(String.init) ?? "nil") to \(evaluate(token.spec).compared.map(String.init) ?? "nil")"
@@ -959,7 +1069,7 @@ struct ReferenceModel {
         return "; computed values it saw: " + parts.joined(separator: ", ")
     }
 
-    private func name(_ dependency: Dependency) -> String {
+    func name(_ dependency: Dependency) -> String {
         switch dependency {
         case .stored(let object, let key): "\(object).\(key)"
         case .computed(let object, let key): "\(object).\(key)"
