@@ -61,7 +61,8 @@ final class BindingLink: @unchecked Sendable {  // see the fields: atomic, set o
         case later
         /// A change of a source at a set (`.immediate`), or `fire()`.
         case change
-        /// At creation (`.initial`) or `now()`: a new change, written whatever the rules say.
+        /// At creation (`.initial`) or `now()`: a new change, written whatever the rules say;
+        /// its sources keep the changes they hold.
         case explicit
         /// A destination path now leads to another object: bring it up to date with the
         /// change the source holds.
@@ -267,12 +268,12 @@ final class BindingLink: @unchecked Sendable {  // see the fields: atomic, set o
             if !heard.exchange(false, ordering: .acquiringAndReleasing) { stampAll(BindingClock.next()) }
         case .change:
             if member == nil { stamp(path: changeOrigin) }
-        case .explicit:
-            stampAll(BindingClock.next())
-        case .refresh:
+        case .explicit, .refresh:
             break
         }
-        let origin = sourceOrigin
+        // An explicit push is a new change of its own, but not one of its sources: they may be
+        // other bindings' destinations, whose pending changes it must not make look older.
+        let origin = trigger == .explicit ? BindingClock.next() : sourceOrigin
         if trigger != .refresh, origin < (destination?.origin.load(ordering: .relaxed) ?? 0) { return .held }
         guard let pusher else { return .held }
         let saved = wave.origin

@@ -178,10 +178,11 @@ import Testing
             if counts.last == 0 { break }
         }
 
-        // Then the value a took goes around once, to b only, and the ring is quiet
+        // Then the value a took goes around once — to b, and to c, which can't tell it is the
+        // value it had (not Equatable) — and stops at the binding that wrote it: the ring is quiet
         #expect(nodes.map(\.shape.size) == [7, 7, 7])
-        #expect(counts == [1, 0])
-        #expect(breaker.writes == 1 + 2 + 1 + 1)  // the set, 2 creations, the closing creation, b
+        #expect(counts == [2, 0])
+        #expect(breaker.writes == 1 + 2 + 1 + 2)  // the set, 2 creations, the closing creation, b and c
         #expect(!breaker.tripped)
     }
 
@@ -208,6 +209,33 @@ import Testing
         queue.drain()
         #expect(destination.name == "source again")
         withExtendedLifetime(token) {}
+    }
+
+    @Test func aBindingMadeFromAPendingDestinationDoesNotHoldThePendingChangeBack() {
+        // Given a binding a → b, and a change of a waiting for its tick
+        let queue = CoalescingQueue(target: .manual)
+        let a = BindPerson()
+        let b = BindPerson()
+        let c = BindPerson()
+        let toB = a.bind(\.name, to: b, \.name, options: [], queue: queue)
+        a.name = "from a"
+
+        // When, before that tick, a binding b → c is made that writes c at once (`.initial`)
+        let toC = b.bind(\.name, to: c, \.name, queue: queue)
+        #expect(c.name == "")
+
+        // Then reading b is not a change of b: the tick still brings a's change to b. c keeps
+        // what its binding wrote at creation, a later change than a's (the later change wins)
+        queue.drain()
+        #expect(b.name == "from a")
+        #expect(c.name == "")
+
+        // And the next change of a reaches b and c
+        a.name = "again"
+        queue.drain()
+        #expect(b.name == "again")
+        #expect(c.name == "again")
+        withExtendedLifetime((toB, toC)) {}
     }
 
     // MARK: Operators in cycles

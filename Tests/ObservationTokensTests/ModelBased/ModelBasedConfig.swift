@@ -38,17 +38,16 @@ enum ModelBasedConfig {
     /// each binding alone. Today the bindings that read (or write) a property share one record
     /// of its change, which is numbered again at a later set whenever one of them is not
     /// waiting for its turn — a binding that writes the property, an `.immediate` one, one made
-    /// since, one on another queue — and at the `.initial` push of a new binding of it; a
-    /// binding waiting for its turn then carries that later number, and overwrites a change made
-    /// between the two sets:
+    /// since, one on another queue; a binding waiting for its turn then carries that later
+    /// number, and overwrites a change made between the two sets:
     ///
     /// ```
     /// let k0 = n0.pipeline(of: \.x).onApply(log).bind(to: n1, \.z, options: [])
     /// n0.x = 1
     /// n1.z = 3
-    /// let k1 = n0.pipeline(of: \.x).onApply(log).bind(to: h0, \.w)   // .initial
-    /// modelQueue.drain()   // n1.z == 1; without k1 (or k1 made with options: []
-    ///                      // before n0.x = 2), n1.z == 3
+    /// let k1 = n0.pipeline(of: \.x).onApply(log).bind(to: h0, \.w, options: .immediate)
+    /// n0.x = 2
+    /// modelQueue.drain()   // n1.z == 2; without k1, n1.z == 3
     /// ```
     static let eachBindingCountsItsSourceFromItsFirstSet = false
 

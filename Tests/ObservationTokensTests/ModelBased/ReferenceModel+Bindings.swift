@@ -131,6 +131,39 @@ extension ReferenceModel {
         }
     }
 
+    /// `invalidate(\.p)` of a computed property: the bindings whose source is it, or a computed
+    /// value that reads it, wait for their turn (it recomputes, finds the value unchanged, and
+    /// pushes nothing).
+    mutating func bindingsHearInvalidation(of invalidated: Dependency) {
+        var affected: Set<Dependency> = [invalidated]
+        var frontier = [invalidated]
+        while let dependency = frontier.popLast() {
+            for reader in computedReaders(of: dependency) where affected.insert(reader).inserted {
+                frontier.append(reader)
+            }
+        }
+        for k in tokens.keys.sorted() {
+            guard var token = tokens[k], !token.ended, !token.immediate, !token.queued,
+                case .computed(let dependency) = token.clockSource, affected.contains(dependency)
+            else { continue }
+            token.queued = true
+            tokens[k] = token
+        }
+    }
+
+    /// The computed values that read `dependency`, a computed value, now.
+    private func computedReaders(of dependency: Dependency) -> [Dependency] {
+        guard case .computed(.node(let n), let key) = dependency else { return [] }
+        switch key {
+        case .s: return [.computed(.node(n), .t)]
+        case .t:
+            let readers = nodes.filter { $0.value.next == n }.map { Dependency.computed(.node($0.key), .nt) }
+            return [.computed(.node(n), .u)] + readers
+        case .u: return hubs.filter { $0.value.node == n }.map { .computed(.hub($0.key), .hw) }
+        default: return []
+        }
+    }
+
     /// The properties a path binding of hub `h` reads now: `h.node`, and `x` of that node.
     func pathSteps(_ h: Int) -> Set<Dependency> {
         var steps: Set<Dependency> = [.stored(.hub(h), .node)]
@@ -354,21 +387,11 @@ extension ReferenceModel {
         return (true, nil)
     }
 
-    /// `.initial` at creation: a new change, written whatever the rules say. Today it also
-    /// renumbers the records of the binding's sources, which the other bindings that read them
-    /// share (see ``ModelBasedConfig/eachBindingCountsItsSourceFromItsFirstSet``).
+    /// `.initial` at creation: a new change of the destination, written whatever the rules
+    /// say; the binding's sources keep the changes they hold.
     mutating func pushAtCreation(_ k: Int, value: Int, at index: Int) -> ModelFailure? {
-        guard var token = tokens[k] else { return nil }
-        let carried = nextChange()
-        if !ModelBasedConfig.eachBindingCountsItsSourceFromItsFirstSet {
-            switch token.clockSource {
-            case .stored(let sources): for source in sources { timedOrigin[source] = carried }
-            case .path: token.pathOrigin = carried
-            case .computed, nil: break
-            }
-            tokens[k] = token
-        }
-        return gate(k, carried: carried, value: value, at: index).failure
+        guard tokens[k] != nil else { return nil }
+        return gate(k, carried: nextChange(), value: value, at: index).failure
     }
 
     /// An `.immediate` binding's push, inside the set it heard (its operators ran).

@@ -590,8 +590,20 @@ struct ReferenceModel {
                 nodes[n]!.tags.remove(member)
                 changed([.stored(.node(n), .member(member))])
             }
-        case .invalidateComputed, .invalidateHubComputed:
-            break  // the value recomputes equal: nobody may hear of it
+        case .invalidateComputed(let n, let field):
+            // The value recomputes equal: nobody may hear of it. Bindings of it wait for their
+            // turn, which finds it unchanged.
+            let key: ComputedKey =
+                switch field {
+                case .s: .s
+                case .t: .t
+                case .u: .u
+                case .nt: .nt
+                case .cc: .cc
+                }
+            bindingsHearInvalidation(of: .computed(.node(n), key))
+        case .invalidateHubComputed(let h):
+            bindingsHearInvalidation(of: .computed(.hub(h), .hw))
         case .observe(let k, let spec, let options):
             register(k, spec, options)
         case .invalidateToken(let k):
