@@ -180,7 +180,7 @@ func w8() {
     let root = Root()
     let middles = [root.middle, Middle()]
     let chain = KeyPathChain(\Root.middle).then(\.leaf).then(\.value)
-    let tokens = (0..<1_000).map { _ in root.observe(chain, queue: queue) { _, value in tally.count &+= value | 1 } }
+    let tokens = (0..<1_000).map { _ in root.observe(.chain(chain), queue: queue) { _, value in tally.count &+= value | 1 } }
     w8measured(root, middles)
     withExtendedLifetime(tokens) {}
 }
@@ -284,7 +284,7 @@ func w10chain() {
     let middles = [root.a!, OptionalMiddle()]
     let chain = KeyPathChain(\OptionalRoot.a).then(\.b).then(\.c)
     let tokens = (0..<1_000).map { _ in
-        root.observe(chain, queue: queue) { _, value in tally.count &+= (value ?? 0) | 1 }
+        root.observe(.chain(chain), queue: queue) { _, value in tally.count &+= (value ?? 0) | 1 }
     }
     w10measured(root, middles)
     withExtendedLifetime(tokens) {}

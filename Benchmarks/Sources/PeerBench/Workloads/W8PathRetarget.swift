@@ -27,7 +27,7 @@ func runW8(_ settings: Settings) -> [Row] {
     let middles = [root.middle, OTMiddle()]
     let chain = KeyPathChain(\OTRoot.middle).then(\.leaf).then(\.value)
     let tally = Tally()
-    let tokens = (0..<tokenCount).map { _ in root.observe(chain, queue: queue) { _, value in tally.count &+= value | 1 }
+    let tokens = (0..<tokenCount).map { _ in root.observe(.chain(chain), queue: queue) { _, value in tally.count &+= value | 1 }
     }
     var turn = 0
     let oursNs = perToken(settings, ticks: ticks, tokens: tokenCount) {

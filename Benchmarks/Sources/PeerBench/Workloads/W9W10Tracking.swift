@@ -201,7 +201,7 @@ func runW10(_ settings: Settings) -> [Row] {
     }
     let chain = KeyPathChain(\OTOptionalRoot.a).then(\.b).then(\.c)
     let chainNs = measure { root, queue, tally in
-        root.observe(chain, queue: queue) { _, value in tally.count &+= (value ?? 0) | 1 }
+        root.observe(.chain(chain), queue: queue) { _, value in tally.count &+= (value ?? 0) | 1 }
     }
     return [
         Row(
