@@ -13,7 +13,7 @@ The landing page (ObservationTokens.md) is written by hand and not touched.
 import re
 import sys
 
-ARTICLES = ["Bindings", "Coalescing", "Concurrency", "Debugging", "KeyPaths", "Lifecycle", "Synthetic", "Tracking"]
+ARTICLES = ["Bindings", "Coalescing", "Collections", "Concurrency", "Debugging", "KeyPaths", "Lifecycle", "Synthetic", "Tracking"]
 CATALOG = "Sources/ObservationTokens/ObservationTokens.docc"
 LINK = re.compile(r"\[([^\]]+)\]\(([A-Za-z]+)\.md(#[^)]*)?\)")
 CODE_PATH = re.compile(r"`docs/([A-Za-z]+)\.md`")

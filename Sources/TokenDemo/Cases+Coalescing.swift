@@ -16,7 +16,7 @@ extension DemoCase {
         summary: "1,000 sets in one tick make one callback.",
         shows: """
             a token fires at most once per tick, however often its property changed. \
-            `observeChanges` reports the value before the tick's first change and the value now.
+            `.changes(\\.count)` reports the value before the tick's first change and the value now.
             """
     ) { timeline in
         let queue = CoalescingQueue(target: .manual)

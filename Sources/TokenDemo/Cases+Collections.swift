@@ -27,9 +27,9 @@ extension DemoCase {
         group: .collections,
         summary: "Follow the object that is at index 1, or whatever is at index 1.",
         shows: """
-            two ways to watch an array element. Object-following (`observeObject(at: 1)`, path \
+            two ways to watch an array element. Object-following (`.object(at: 1)`, path \
             `rows.1`) follows the object as it moves and fires once, when it leaves; then the token \
-            ends. Index-following (`observeElement(at: 1)`, path `rows.#1`) fires whenever the \
+            ends. Index-following (`.element(at: 1)`, path `rows.#1`) fires whenever the \
             element at index 1 changes, and never for changes after it.
             """
     ) { timeline in
@@ -49,7 +49,7 @@ extension DemoCase {
             seen.append("index: \(now)")
             timeline.callback("index-following: rows[1] is now \(now)")
         }
-        timeline.step("observeObject(at: 1) follows b; observeElement(at: 1) watches index 1")
+        timeline.step(".object(at: 1) follows b; .element(at: 1) watches index 1")
 
         inbox.rows.insert(Row("new"), at: 0)
         timeline.step("rows.insert(new, at: 0)  → [new, a, b, c]: b moved to 2, a is at 1")
@@ -84,7 +84,7 @@ extension DemoCase {
         group: .collections,
         summary: "One callback per tick with the removed, inserted and replaced indexes.",
         shows: """
-            `observeMutations` delivers what changed since its last callback, folded over the tick, \
+            `.mutations` delivers what changed since its last callback, folded over the tick, \
             in UIKit's batch-update shape: removed and replaced indexes as they were, inserted \
             indexes as they are now. Feed it to `performBatchUpdates` or a diffable snapshot.
             """

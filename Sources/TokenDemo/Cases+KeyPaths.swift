@@ -183,9 +183,9 @@ extension DemoCase {
         group: .keyPaths,
         summary: "A bad string key path throws a KeyPathError naming the bad component.",
         shows: """
-            string key paths (`try cache.observe(.path("currentUser.address.zipCode"))`) are checked when \
-            you observe: a bad one throws a `KeyPathError` that names the component, its position and \
-            the type it was looked up on. (The same typo in a KeyPathChain does not even compile.)
+            string key paths (`try cache.observe(.path("currentUser.address.zipCode"))`) are checked against \
+            the declared types when `.path` makes the source: a bad one throws a `KeyPathError` that \
+            names the component, its position and the type it was looked up on. (The same typo in a KeyPathChain does not even compile.)
             """
     ) { timeline in
         let queue = CoalescingQueue(target: .manual)

@@ -10,7 +10,7 @@ import ObservationTokens
 #sourceLocation(file: "docs/Collections.md", line: 9)
 final class CollItem: ObservableModel {
     @Observed var title: String
-    init(_ title: String) { _title = Observed(wrappedValue: title) }
+    init(_ title: String) { self.title = title }
 }
 
 final class CollList: ObservableModel {
@@ -21,8 +21,8 @@ final class CollList: ObservableModel {
 }
 #sourceLocation()
     do {
-    docBlock("docs/Collections.md", 76)
-#sourceLocation(file: "docs/Collections.md", line: 77)
+    docBlock("docs/Collections.md", 79)
+#sourceLocation(file: "docs/Collections.md", line: 80)
 let queue = CoalescingQueue(target: .manual)
 let items = ObservedArray(["0", "1", "2", "3"].map(CollItem.init))
 let token = items.observe(.object(at: 1), queue: queue) { _, item in print(item?.title ?? "") }
@@ -34,12 +34,12 @@ items.remove(at: 0)  // another element
 items[1] = CollItem("other")
 let callbacks = queue.drain()  // 0: "1" is still in the array
 #sourceLocation()
-#sourceLocation(file: "docs/Collections.md", line: 75)
+#sourceLocation(file: "docs/Collections.md", line: 78)
 docExpect(callbacks == 0 && token.isValid, "callbacks == 0 && token.isValid")
 #sourceLocation()
     do {
-    docBlock("docs/Collections.md", 114)
-#sourceLocation(file: "docs/Collections.md", line: 115)
+    docBlock("docs/Collections.md", 120)
+#sourceLocation(file: "docs/Collections.md", line: 121)
 final class Row: ObservableModel {
     @Observed var isDone = false
 }
@@ -51,12 +51,12 @@ let rowsToken = rows.observe(.each(\.isDone), queue: rowsQueue) { rows in
 }
 rows["test"]?.isDone = true   // rowsToken fires once, at the end of the tick
 #sourceLocation()
-#sourceLocation(file: "docs/Collections.md", line: 113)
+#sourceLocation(file: "docs/Collections.md", line: 119)
 docExpect(rowsQueue.drain() == 1, "rowsQueue.drain() == 1")
 #sourceLocation()
     do {
-    docBlock("docs/Collections.md", 205)
-#sourceLocation(file: "docs/Collections.md", line: 206)
+    docBlock("docs/Collections.md", 211)
+#sourceLocation(file: "docs/Collections.md", line: 212)
 let list = CollList()
 list.items.append(contentsOf: ["a", "b", "c", "d"].map(CollItem.init))
 let token = list.items.observe(.mutations, queue: queue) { items, changes in print(changes) }
@@ -69,7 +69,7 @@ list.items.append(CollItem("temp"))
 list.items.removeLast()
 let callbacks = queue.drain()  // one callback: ArrayChanges(removed: [1], inserted: [0, 4], replaced: [3])
 #sourceLocation()
-#sourceLocation(file: "docs/Collections.md", line: 204)
+#sourceLocation(file: "docs/Collections.md", line: 210)
 docExpect(callbacks == 1, "callbacks == 1")
 #sourceLocation()
     withExtendedLifetime(list) {}

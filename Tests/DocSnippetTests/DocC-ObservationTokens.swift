@@ -30,6 +30,33 @@ let token = address.observe(\.zipCode, queue: queue) { address in
 address.zipCode = "97210"
 queue.drain()   // prints "zip code is now 97210"
 #sourceLocation()
+    do {
+    docBlock("Sources/ObservationTokens/ObservationTokens.docc/ObservationTokens.md", 46)
+#sourceLocation(file: "Sources/ObservationTokens/ObservationTokens.docc/ObservationTokens.md", line: 47)
+final class Person: ObservableModel {
+    @Observed var name = ""
+    @Observed var friend: Person?
+}
+
+let person = Person()
+let friendsName = person.observe(.chain(\.friend).then(\.name), queue: queue) { person, name in
+    print("friend:", name ?? "none")
+}
+let nameChange = person.observe(.changes(\.name), queue: queue) { person, change in
+    print(change.old, "→", change.new)
+}
+person.friend = Person()
+person.name = "Ada"
+let callbacks = queue.drain()   // 2: prints "friend: " and " → Ada", one callback per token
+#sourceLocation()
+#sourceLocation(file: "Sources/ObservationTokens/ObservationTokens.docc/ObservationTokens.md", line: 45)
+docExpect(callbacks == 2, "callbacks == 2")
+#sourceLocation()
+    withExtendedLifetime(person) {}
+    withExtendedLifetime(friendsName) {}
+    withExtendedLifetime(nameChange) {}
+    withExtendedLifetime(callbacks) {}
+    }
     withExtendedLifetime(queue) {}
     withExtendedLifetime(token) {}
     }

@@ -35,21 +35,21 @@ let token = cache.observe(.endpoint(of: zipCode)) { cache, endpoint in
 }
 #sourceLocation()
     do {
-    docBlock("docs/KeyPaths.md", 55)
-#sourceLocation(file: "docs/KeyPaths.md", line: 56)
+    docBlock("docs/KeyPaths.md", 60)
+#sourceLocation(file: "docs/KeyPaths.md", line: 61)
 let token = cache.observe(.chains([
     AnyKeyPathChain(KeyPathChain(\UserCache.currentUser).then(\.address).then(\.zipCode)),
     AnyKeyPathChain(KeyPathChain(\UserCache.currentUser).then(\.address)),
 ])) { cache in print("the address or its zip code changed") }
 #sourceLocation()
     do {
-    docBlock("docs/KeyPaths.md", 64)
-#sourceLocation(file: "docs/KeyPaths.md", line: 65)
+    docBlock("docs/KeyPaths.md", 69)
+#sourceLocation(file: "docs/KeyPaths.md", line: 70)
 let token = try cache.observe(.path("currentUser.address.zipCode")) { cache in print("zip code changed") }
 #sourceLocation()
     do {
-    docBlock("docs/KeyPaths.md", 116)
-#sourceLocation(file: "docs/KeyPaths.md", line: 117)
+    docBlock("docs/KeyPaths.md", 137)
+#sourceLocation(file: "docs/KeyPaths.md", line: 138)
   let currentUser = User(), homeAddress = Address(), workAddress = Address()
   cache.currentUser = currentUser
   let queue = CoalescingQueue(target: .manual)
@@ -60,7 +60,7 @@ let token = try cache.observe(.path("currentUser.address.zipCode")) { cache in p
   currentUser.address?.zipCode = "97210"
   let callbacks = queue.drain()        // 1: one callback at the end of the tick, prints "97210"
 #sourceLocation()
-#sourceLocation(file: "docs/KeyPaths.md", line: 115)
+#sourceLocation(file: "docs/KeyPaths.md", line: 136)
 docExpect(callbacks == 1, "callbacks == 1")
 #sourceLocation()
     withExtendedLifetime(currentUser) {}

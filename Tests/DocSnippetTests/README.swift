@@ -27,8 +27,8 @@ final class Address: ObservableModel {
 }
 #sourceLocation()
     do {
-    docBlock("README.md", 166)
-#sourceLocation(file: "README.md", line: 167)
+    docBlock("README.md", 176)
+#sourceLocation(file: "README.md", line: 177)
 final class TodoList: ObservableModel {
     @Observed var items: ObservedArray<String> = ["milk", "eggs"]
 }
@@ -39,8 +39,8 @@ let token = list.items.observe(.mutations) { items, changes in
 }
 #sourceLocation()
     do {
-    docBlock("README.md", 196)
-#sourceLocation(file: "README.md", line: 197)
+    docBlock("README.md", 206)
+#sourceLocation(file: "README.md", line: 207)
 final class Person: ObservableModel {
     @Observed var firstName = ""
     @Observed var lastName = ""

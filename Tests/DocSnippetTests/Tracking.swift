@@ -30,8 +30,8 @@ let d = person.observe { person in print(person.firstName + " " + person.lastNam
 let e = person.observe(.value({ $0.fullName })) { person, fullName in print(fullName) }
 #sourceLocation()
     do {
-    docBlock("docs/Tracking.md", 87)
-#sourceLocation(file: "docs/Tracking.md", line: 88)
+    docBlock("docs/Tracking.md", 88)
+#sourceLocation(file: "docs/Tracking.md", line: 89)
 final class Profile: ObservableModel {
     var nickname = ""   // not @Observed
 }

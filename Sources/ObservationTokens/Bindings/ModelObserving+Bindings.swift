@@ -76,7 +76,7 @@ extension ModelObserving where Self: ObservableModelBase {
     /// ```
     ///
     /// - Parameter path: The dotted path, rooted at the receiver; see
-    ///   ``ModelObserving/observe(path:options:queue:fileID:line:_:)``.
+    ///   ``ObservationSource/path(_:)``.
     /// - Returns: A pipeline that reads the endpoint at each push.
     /// - Throws: ``KeyPathError`` naming the bad component and the type it was looked up on.
     public func pipeline(path: String) throws(KeyPathError) -> ValuePipeline<Any?> {

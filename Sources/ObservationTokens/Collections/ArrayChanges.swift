@@ -8,7 +8,7 @@
 /// inserted.
 ///
 /// ```swift
-/// let token = list.items.observeMutations { items, changes in
+/// let token = list.items.observe(.mutations) { items, changes in
 ///     tableView.performBatchUpdates {
 ///         tableView.deleteRows(at: changes.removed.indexPaths, with: .automatic)
 ///         tableView.insertRows(at: changes.inserted.indexPaths, with: .automatic)

@@ -4,7 +4,7 @@
 /// tick appears nowhere; one removed and added again is ``updated``.
 ///
 /// ```swift
-/// let token = settings.observeMutations { settings, changes in
+/// let token = settings.observe(.mutations) { settings, changes in
 ///     for key in changes.inserted.union(changes.updated) { apply(key, settings[key]) }
 ///     for key in changes.removed { reset(key) }
 /// }

@@ -15,8 +15,8 @@ import Synchronization
 ///
 /// let list = TodoList()
 /// let countToken = list.items.observe(\.count) { items in print(items.count, "items") }
-/// let firstToken = list.items.observeElement(at: 0) { items in print("first:", items.first?.title ?? "-") }
-/// let rowsToken = list.items.observeMutations { items, changes in
+/// let firstToken = list.items.observe(.element(at: 0)) { items in print("first:", items.first?.title ?? "-") }
+/// let rowsToken = list.items.observe(.mutations) { items, changes in
 ///     print("removed", changes.removed, "inserted", changes.inserted, "replaced", changes.replaced)
 /// }
 /// list.items.append(TodoItem(title: "Write docs"))   // all three fire once, after this tick
@@ -24,15 +24,15 @@ import Synchronization
 ///
 /// What fires what (see `docs/Collections.md` for the full rules):
 /// - `\.count`: only when the count changes.
-/// - ``observeMutations(options:queue:fileID:line:_:)`` (`*`): any mutation that changes an
+/// - ``ObservationSource/mutations`` (`*`): any mutation that changes an
 ///   element; the callback gets the indexes removed, inserted and replaced since its last
 ///   delivery.
-/// - ``observeElement(at:options:queue:fileID:line:_:)`` (index-following, `#4`): when the
+/// - ``ObservationSource/element(at:)`` (index-following, `#4`): when the
 ///   element at that index changes: an insertion or removal before or at it, a replacement
 ///   at it, the array growing to or shrinking past it.
-/// - ``observeObject(at:options:queue:fileID:line:_:)`` (object-following, `4`): the object
+/// - ``ObservationSource/object(at:)`` (object-following, `4`): the object
 ///   that is there now, wherever it moves; fires once when it leaves, then the token ends.
-/// - ``observeEach(_:options:queue:fileID:line:_:)`` (`*.x`): a property of every element.
+/// - `.each(\.x)` (`*.x`): a property of every element.
 ///
 /// Assigning an element that is identical to the one there (`===` for objects, `==` for
 /// `Equatable` values) changes nothing and fires nothing, as for properties.
@@ -92,7 +92,7 @@ public final class ObservedArray<Element>: ObservableModelBase, ModelObserving {
 
     /// The element at `index`, or nil when the array is not that long. Unlike the plain
     /// subscript it never traps, so `\.[ifPresent: 7]` can be observed before the array grows
-    /// to 8 elements: that is what ``observeElement(at:options:queue:fileID:line:_:)`` does.
+    /// to 8 elements: that is what ``ObservationSource/element(at:)`` does.
     ///
     /// - Parameter index: Any index, also negative or beyond the end.
     public subscript(ifPresent index: Int) -> Element? {

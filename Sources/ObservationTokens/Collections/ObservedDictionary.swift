@@ -92,7 +92,7 @@ public final class ObservedDictionary<Key: Hashable, Value>: ObservableModelBase
     public var values: Dictionary<Key, Value>.Values { snapshot.values }
 
     /// The value for `key`, or nil. Setting nil removes the key. `\.[key]` can be observed:
-    /// see ``observe(key:options:queue:fileID:line:_:)``.
+    /// see ``ObservationSource/key(_:)``.
     public subscript(key: Key) -> Value? {
         get {
             if isCapturingAccesses { recordKeyAccess(key, valueType: Value?.self) }

@@ -64,7 +64,7 @@ public final class ObservedSet<Element: Hashable>: ObservableModelBase, ModelObs
     }
 
     /// Whether `member` is in the set; `\.[contains: member]` can be observed: see
-    /// ``observe(member:options:queue:fileID:line:_:)``.
+    /// ``ObservationSource/member(_:)``.
     public subscript(contains member: Element) -> Bool {
         if isCapturingAccesses {
             recordCollectionAccess(serial: observation.keySerial(for: member), valueType: Bool.self)
@@ -80,7 +80,7 @@ public final class ObservedSet<Element: Hashable>: ObservableModelBase, ModelObs
     ///
     /// ```swift
     /// let key = tags.key(for: "linux")              // "&1"
-    /// let token = try owner.observe(path: "tags.\(key)") { _ in … }
+    /// let token = try owner.observe(.path("tags.\(key)")) { _ in … }
     /// tags.member(forKey: key)                      // "linux" while it is a member
     /// ```
     ///

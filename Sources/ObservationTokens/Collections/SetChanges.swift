@@ -2,7 +2,7 @@
 /// the members removed. A member added and removed again in one tick appears in neither.
 ///
 /// ```swift
-/// let token = tags.observeMutations { tags, changes in
+/// let token = tags.observe(.mutations) { tags, changes in
 ///     print("added", changes.inserted, "removed", changes.removed)
 /// }
 /// ```

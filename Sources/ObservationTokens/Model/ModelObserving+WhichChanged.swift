@@ -55,7 +55,7 @@ extension ModelObserving where Self: ObservableModelBase {
 
 }
 
-/// Which of the properties an `observe(whichOf:)` token watches changed since its last call.
+/// Which of the properties an `observe(.whichOf([…]))` token watches changed since its last call.
 ///
 /// ```swift
 /// if changed.contains(\.lastName) { sortContacts() }

@@ -5,7 +5,7 @@
 ///
 /// ```swift
 /// do {
-///     let token = try cache.observe(path: "currentUser.adress.zipCode") { _ in }
+///     let token = try cache.observe(.path("currentUser.adress.zipCode")) { _ in }
 /// } catch {
 ///     print(error)   // unknown property 'adress' on User (component 2 of "currentUser.adress.zipCode")
 /// }
@@ -28,7 +28,9 @@ public enum KeyPathError: Error, Hashable, Sendable, CustomStringConvertible {
     case noObservedProperty(keyPath: String, type: String)
     /// A list of paths or key paths to observe together is empty.
     case emptyPathList
-    /// An object-following array component (`items.4`) names an index the array doesn't have.
+    /// An object-following array component (`items.4`) names an index the array doesn't have,
+    /// in a call that takes the path and the object at once (`pipeline(path:)`,
+    /// `tell(_:whenPath:)`); a `.path` source started there delivers once and ends instead.
     case indexOutOfRange(Int, count: Int, path: String, position: Int)
     /// A component names a dictionary key, but the dictionary's key type can't be made from
     /// the component's text (`scores.high` on a dictionary with `Int` keys). `keyType` is the

@@ -97,10 +97,15 @@ extension ObservationSource {
     ///
     /// See `docs/KeyPaths.md` for the syntax (`*`, collection components) and the rules.
     ///
+    /// The path is checked when the source is made, against the declared types (past
+    /// collections, their element type). When a token starts, it is checked again against the
+    /// objects it reaches: one that doesn't fit (past a value typed `Any`, an object without the
+    /// component) traps in debug builds naming the path; release builds say so once. An
+    /// object-following index with no object there makes a token that delivers once and ends.
+    ///
     /// - Parameter path: Components separated by dots.
     /// - Throws: ``KeyPathError`` naming the component that is not an observable property of its
-    ///   type (checked against the objects the path reaches now, and past collections against
-    ///   their element type).
+    ///   declared type.
     public static func path(_ path: String) throws(KeyPathError) -> ObservationSource<Root, Void> {
         try paths([path])
     }
