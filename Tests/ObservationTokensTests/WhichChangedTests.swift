@@ -149,7 +149,7 @@ struct WhichChangedTests {
                 }
             }
             let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
-            #expect(message.contains("observe(whichOf:) at ObservationTokensTests/WhichChangedTests.swift:"))
+            #expect(message.contains("observe(.whichOf(…)) at ObservationTokensTests/WhichChangedTests.swift:"))
             #expect(message.contains("\\CorePerson.address?.zip is not one @Observed property of CorePerson"))
             #expect(message.contains("it reads CorePerson.address, CoreAddress.zip"))
         }

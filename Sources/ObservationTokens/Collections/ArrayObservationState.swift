@@ -11,7 +11,7 @@ struct ArrayObservationState {
     /// Elements followed by object-following tokens; a record leaves when its element does.
     var followed: [ObjectIdentifier: FollowCell] = [:]
     var logs: [ChangeLogBox<ArrayChangeLog>] = []
-    /// Indexes watched by `observeElement(at:)`, created on first use and kept.
+    /// Indexes watched by `.element(at:)`, created on first use and kept.
     var indexCells: [Int: IndexCell] = [:]
 
     mutating func serial(forIndex index: Int) -> UInt64 {

@@ -1,4 +1,4 @@
-/// One index watched by index-following tokens (`observeElement(at:)`), as a tiny observable
+/// One index watched by index-following tokens (`.element(at:)`), as a tiny observable
 /// object of its own, like ``FollowCell``.
 ///
 /// Its tokens attach their leaf edge here: the array's registry holds one entry for all of
@@ -61,7 +61,7 @@ extension IndexCell {
     /// whatever array the path reaches when it is walked (after `items` is replaced, the new
     /// array's), then to the element there. The token's leaf is on the cell, so an insertion at
     /// the front of an array watched at many indexes costs O(watched indexes), as with
-    /// `observeElement(at:)`.
+    /// `.element(at:)`.
     static func pathSteps(index: Int) -> [PathStep] {
         let toCell = TypedKey(keyPath: \IndexCell.cellSelf) { object, _ in
             guard let array = object as? any IndexCellProviding else { return nil }

@@ -39,7 +39,7 @@ final class InvokeBreakpoint: Subscription, @unchecked Sendable {  // see Subscr
 
     /// How a breakpoint can watch what `watched` watches.
     enum Plan {
-        /// The same property of the root (a single-property token, `observeMutations`).
+        /// The same property of the root (a single-property token, `.mutations`).
         case property(serial: UInt64)
         /// The same paths from the root (lists, chains, string paths, `whichOf`, collection
         /// tokens, single-source bindings).
@@ -81,7 +81,7 @@ extension ObservationToken {
     /// The breakpoint is a token of its own, watching what this token watches on the same queue
     /// with the same options: it stops in the same drain as this token's callback, next to it —
     /// right after it as a rule; right before it when the breakpoint reuses the place of an
-    /// observation that ended earlier, and for an `observe(whichOf:)` token (whose callback is
+    /// observation that ended earlier, and for an `.whichOf` token (whose callback is
     /// queued by its parts) — and stops too once this token has ended. A will-change token's
     /// breakpoint stops right after its callback, inside the setter. This token itself is not
     /// changed, so tokens without breakpoints pay nothing.

@@ -1,6 +1,6 @@
 extension ModelObserving where Self: ObservableModelBase {
 
-    /// `observe(whichOf:)` with or without an observer (held weakly: once it is gone, the token
+    /// `observe(.whichOf(…))` with or without an observer (held weakly: once it is gone, the token
     /// ends at its next delivery).
     func _observe(
         whichOf keyPaths: [PartialKeyPath<Self>], observer: AnyObject?, options: ObservationOptions,
@@ -17,7 +17,7 @@ extension ModelObserving where Self: ObservableModelBase {
         guard !keyPaths.isEmpty else {
             group.endAll()
             _reportMisuse(
-                "observe(whichOf: []) at \(site) was given an empty list, so the token would observe nothing. Pass at least one key path."
+                "observe(.whichOf([])) at \(site) was given an empty list, so the token would observe nothing. Pass at least one key path."
             )
             return token
         }
@@ -45,7 +45,7 @@ extension ModelObserving where Self: ObservableModelBase {
             guard member.start(root: self, key: key) else {
                 // Not an @Observed property: as loud as observe(_:) with one.
                 group.endAll()
-                _reportMisuse("observe(whichOf:) at \(site): \(listMisfit(key))")
+                _reportMisuse("observe(.whichOf(…)) at \(site): \(listMisfit(key))")
                 return token
             }
         }
@@ -90,7 +90,7 @@ public struct ChangedProperties<Model: AnyObject>: @unchecked Sendable {
     public var isEmpty: Bool { changed.isEmpty }
 }
 
-/// The token of `observe(whichOf:)`: delivered at most once per tick, with the key paths that
+/// The token of `observe(.whichOf(…))`: delivered at most once per tick, with the key paths that
 /// changed since its last delivery.
 ///
 /// Its parts, one `.immediate` subscription per key path in its group, record which key path
@@ -145,7 +145,7 @@ final class WhichOfSubscription<Model: ObservableModelBase>: Subscription, @unch
 }
 
 /// The indexes of the key paths that changed since the last delivery of an
-/// `observe(whichOf:)` token.
+/// `observe(.whichOf(…))` token.
 final class ChangedIndexes: Locked<Set<Int>>, @unchecked Sendable {  // state is guarded by Locked
     init() { super.init(state: []) }
 

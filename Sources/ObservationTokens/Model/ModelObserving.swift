@@ -188,7 +188,7 @@ extension ObservableModelBase {
         return token
     }
 
-    /// Starts a single-key-path change token (`observeChanges`), with a type-erased callback.
+    /// Starts a single-key-path change token (`.changes`), with a type-erased callback.
     @usableFromInline
     final func _observeChange(
         _ key: TypedKey, observer: AnyObject? = nil, options: ObservationOptions, queue: CoalescingQueue,

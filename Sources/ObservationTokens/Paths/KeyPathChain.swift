@@ -261,7 +261,7 @@ extension ObservableModelBase {
         }
     }
 
-    /// The misuse message for a key path of a list (`observe([…])`, `observe(whichOf:)`,
+    /// The misuse message for a key path of a list (`observe([…])`, `.whichOf`,
     /// `tell(_:whenAnyOf:)`) that is not one `@Observed` property of this object: what it reads,
     /// and the fix.
     final func listMisfit(_ key: TypedKey) -> String {

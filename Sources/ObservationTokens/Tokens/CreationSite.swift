@@ -91,20 +91,20 @@ enum TokenKind: UInt8, Sendable {
     case unspecified
     /// `observe(\.property)`.
     case property
-    /// `observeChanges` of a property (of a chain or a string path: `chain`, `path`).
+    /// `.changes` of a property (of a chain or a string path: `chain`, `path`).
     case change
     /// `observe([\.a, \.b])`, `observe(\.a, \.b)`.
     case list
     /// A ``KeyPathChain`` or a list of them, `observe(endpointOf:)`.
     case chain
-    /// `observe(path:)`, `observe(paths:)`.
+    /// `.path`, `.paths`.
     case path
     /// `observeAll`.
     case all
     /// A key path that is not one `@Observed` property (computed, composed, nested), or a
-    /// tracking closure (`observe { … }`, `observeValue`, `observeChanges(of:)`).
+    /// tracking closure (`observe { … }`, `.value`, `.changes(of:)`).
     case tracked
-    /// `observe(whichOf:)`.
+    /// `.whichOf`.
     case whichOf
     /// `observeWillChange`.
     case willChange
@@ -114,13 +114,13 @@ enum TokenKind: UInt8, Sendable {
     case binding
     /// A pipeline's `post`.
     case pipeline
-    /// A collection's `observeMutations`.
+    /// A collection's `.mutations`.
     case mutations
-    /// `ObservedArray.observeElement(at:)`.
+    /// `.element(at:)` on an `ObservedArray`.
     case element
-    /// `ObservedArray.observeObject(at:)`.
+    /// `.object(at:)` on an `ObservedArray`.
     case object
-    /// `ObservedArray.observeEach`.
+    /// `.each` on an `ObservedArray`.
     case each
     /// `ObservedDictionary.observe(key:)`.
     case key

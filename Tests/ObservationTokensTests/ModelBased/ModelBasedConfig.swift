@@ -51,6 +51,21 @@ enum ModelBasedConfig {
     /// ```
     static let eachBindingCountsItsSourceFromItsFirstSet = false
 
+    /// "Where two changes meet, the later one wins" for a destination set before the binding
+    /// that writes it was made. Today a set is numbered only when a binding reads or writes the
+    /// property at that moment; a binding made afterwards finds the destination holding no
+    /// change, and a change from before the set that reaches it through other bindings in the
+    /// next drain overwrites it:
+    ///
+    /// ```
+    /// let k1 = n2.pipeline(of: \.x).map(f).onApply(log).bind(to: n0, \.z, options: [])
+    /// n2.x = 3
+    /// h0.w = 3
+    /// let k2 = n0.pipeline(of: \.z).map(f).onApply(log).bind(to: h0, \.w, options: [])
+    /// modelQueue.drain()   // by the rule h0.w == 3; today h0.w == 0, f(f(3)), carried on by k2
+    /// ```
+    static let destinationsKnowSetsMadeBeforeTheirBindings = false
+
     /// "A push that changes the source of another binding of the same queue pushes that binding
     /// right after, in the same drain — also when it already ran in this drain": also when that
     /// source is a `@Computed` value the push changed. Today such a binding is made pending, and

@@ -131,6 +131,13 @@ extension ReferenceModel {
         }
     }
 
+    /// The change a destination holds, as the rules' gate sees it (see
+    /// ``ModelBasedConfig/destinationsKnowSetsMadeBeforeTheirBindings``).
+    func heldOrigin(_ destination: Dependency) -> Int {
+        ModelBasedConfig.destinationsKnowSetsMadeBeforeTheirBindings
+            ? origin[destination] ?? 0 : timedOrigin[destination] ?? 0
+    }
+
     /// `invalidate(\.p)` of a computed property: the bindings whose source is it, or a computed
     /// value that reads it, wait for their turn (it recomputes, finds the value unchanged, and
     /// pushes nothing).
@@ -299,7 +306,7 @@ extension ReferenceModel {
         case .path:
             return
         }
-        if let destination = token.destinationKey, number < origin[destination] ?? 0 {
+        if let destination = token.destinationKey, number < heldOrigin(destination) {
             counters.heldBeforeOperators += 1
             return
         }
@@ -357,7 +364,7 @@ extension ReferenceModel {
                     kind: .afterEnd, opIndex: index, message: "k\(k) pushed into \(object) after it deinitialized")
             )
         }
-        let held = origin[destination] ?? 0
+        let held = heldOrigin(destination)
         if carried < held {
             return (
                 false,
@@ -456,7 +463,7 @@ extension ReferenceModel {
                 continue
             }
             let carried = waveCarries(token)
-            if let destination = token.destinationKey, carried < origin[destination] ?? 0 {
+            if let destination = token.destinationKey, carried < heldOrigin(destination) {
                 counters.heldBeforeOperators += 1
                 counters.sameDrainPushes += 1
                 turnTaken(&token)
@@ -497,7 +504,7 @@ extension ReferenceModel {
         }
         let carried = turnCarries(token)
         let destination = token.destinationKey!
-        let held = origin[destination] ?? 0
+        let held = heldOrigin(destination)
         guard carried < held else {
             return fail(
                 .missedDelivery, index,
