@@ -129,9 +129,9 @@ queue.drain()   // returns 0: settled
 #sourceLocation(file: "docs/Bindings.md", line: 264)
 docExpect(a.name == "y" && b.name == "y" && c.name == "y", "a.name == \"y\" && b.name == \"y\" && c.name == \"y\"")
 #sourceLocation()
-    // docs/Bindings.md:332: compiled, not run (the two calls' counts depend on the bindings made above on this page)
+    // docs/Bindings.md:338: compiled, not run (the two calls' counts depend on the bindings made above on this page)
     _ = { () async throws in
-#sourceLocation(file: "docs/Bindings.md", line: 333)
+#sourceLocation(file: "docs/Bindings.md", line: 339)
 var tokens = Set<ObservationToken>()
 person.bind(\.name, to: label, \.text, queue: queue).store(in: &tokens)
 person.pipeline(of: \.age).post(queue: queue) { print($0) }.store(in: &tokens)
