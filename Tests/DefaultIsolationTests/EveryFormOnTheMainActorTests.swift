@@ -335,6 +335,36 @@ struct MainActorFixture {
         #expect(f.screen.log.sorted() == ["observer 30", "paths p i", "plain 30"])
     }
 
+    @Test func tellingDeliversOnTheMainActorForAsLongAsTheObserverLives() throws {
+        // given: observations that end with their observer, no token to keep
+        let f = MainActorFixture()
+        let profile = Profile()
+        let friend = Profile()
+        profile.friend = friend
+        profile.tell(f.screen, when: \.age, queue: f.queue, isolation: MainActor.shared) { screen, profile in
+            screen.show("key path \(profile.age)")
+        }
+        profile.tell(f.screen, whenAnyOf: [\.name, \.age], queue: f.queue, isolation: MainActor.shared) {
+            screen, profile in
+            screen.show("any of \(profile.age)")
+        }
+        profile.tell(
+            f.screen, when: KeyPathChain(\.friend).then(\.age), queue: f.queue, isolation: MainActor.shared
+        ) { screen, profile in
+            screen.show("chain \(profile.friend?.age ?? -1)")
+        }
+        try profile.tell(f.screen, whenPath: "friend.age", queue: f.queue, isolation: MainActor.shared) {
+            screen, profile in
+            screen.show("path \(profile.friend?.age ?? -1)")
+        }
+        // when
+        profile.age = 1
+        friend.age = 2
+        // then
+        #expect(f.drain() == 4)
+        #expect(f.screen.log.sorted() == ["any of 1", "chain 2", "key path 1", "path 2"])
+    }
+
     // MARK: Collections
 
     @Test func mutationsDeliverTheChangeListOnTheMainActor() {
