@@ -234,4 +234,71 @@ extension ModelObserving where Self: ObservableModelBase {
             observer, whenAnyOf: [keyPath], options: options, queue: queue, isolation: isolation, fileID: fileID,
             line: line, callback)
     }
+
+    /// Observes a key path chain for as long as `observer` lives, with a callback isolated to
+    /// the main actor.
+    ///
+    /// ```swift
+    /// person.tell(self, when: KeyPathChain(\.friend).then(\.name), isolation: MainActor.shared) { screen, person in
+    ///     screen.subtitle = person.friend?.name ?? ""
+    /// }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - observer: The object that receives the callback; held weakly.
+    ///   - chain: The path of `@Observed` properties to follow.
+    ///   - options: `.initial`, `.immediate`, `.endpointChanges`; see ``ObservationOptions``.
+    ///   - queue: Where deliveries start; the main queue by default.
+    ///   - isolation: `MainActor.shared`: the callback is isolated to the main actor.
+    ///   - fileID: Where the observation is created, for its description.
+    ///   - line: Where the observation is created, for its description.
+    ///   - callback: Runs on the main actor with the observer and the observed object.
+    /// - Returns: A handle to fire, schedule or stop the observation; dropping it changes
+    ///   nothing.
+    @discardableResult
+    public func tell<Observer: AnyObject, Value>(
+        _ observer: Observer,
+        when chain: KeyPathChain<Self, Value>,
+        options: ObservationOptions = [],
+        queue: CoalescingQueue = .main,
+        isolation: MainActor,
+        fileID: StaticString = #fileID,
+        line: UInt = #line,
+        _ callback: @escaping @MainActor @Sendable (Observer, Self) -> Void
+    ) -> TellObservation {
+        tell(
+            observer, when: chain, options: options, queue: queue, fileID: fileID, line: line,
+            MainActorGate().wrap(callback))
+    }
+
+    /// Observes a string key path for as long as `observer` lives, with a callback isolated to
+    /// the main actor.
+    ///
+    /// - Parameters:
+    ///   - observer: The object that receives the callback; held weakly.
+    ///   - path: A string key path from the receiver (`"friend.name"`).
+    ///   - options: `.initial`, `.immediate`, `.endpointChanges`; see ``ObservationOptions``.
+    ///   - queue: Where deliveries start; the main queue by default.
+    ///   - isolation: `MainActor.shared`: the callback is isolated to the main actor.
+    ///   - fileID: Where the observation is created, for its description.
+    ///   - line: Where the observation is created, for its description.
+    ///   - callback: Runs on the main actor with the observer and the observed object.
+    /// - Returns: A handle to fire, schedule or stop the observation; dropping it changes
+    ///   nothing.
+    /// - Throws: A ``KeyPathError`` when the path names no observable property.
+    @discardableResult
+    public func tell<Observer: AnyObject>(
+        _ observer: Observer,
+        whenPath path: String,
+        options: ObservationOptions = [],
+        queue: CoalescingQueue = .main,
+        isolation: MainActor,
+        fileID: StaticString = #fileID,
+        line: UInt = #line,
+        _ callback: @escaping @MainActor @Sendable (Observer, Self) -> Void
+    ) throws(KeyPathError) -> TellObservation {
+        try tell(
+            observer, whenPath: path, options: options, queue: queue, fileID: fileID, line: line,
+            MainActorGate().wrap(callback))
+    }
 }

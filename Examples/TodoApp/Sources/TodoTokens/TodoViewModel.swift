@@ -2,14 +2,11 @@ import ObservationTokens
 
 final class TodoViewModel {
     let list: TodoList
-    private var tokens = Set<ObservationToken>()
+    private let token: ObservationToken
 
     init(list: TodoList) {
         self.list = list
-        list.observe(\.summary, options: .initial, isolation: MainActor.shared) { list in
-            print(list.summary)
-        }
-        .store(in: &tokens)
+        token = list.observe(\.summary, options: .initial, isolation: MainActor.shared) { print($0.summary) }
     }
 }
 
