@@ -189,9 +189,9 @@ extension ObservationSource where Payload == Void {
 
 extension ObservationSource {
     /// The object at an index of an array, wherever it moves (object-following, `items.4`): the
-    /// callback receives it while it is in the array; when it leaves, one last delivery receives
-    /// `nil`, and the token ends. No object there when the token starts: one delivery with `nil`,
-    /// at the end of the tick, and the token ends.
+    /// callback receives it; when it leaves, one last delivery receives it too (`nil` if it has
+    /// been freed since, as the token holds it weakly), and the token ends. No object there when
+    /// the token starts: one delivery with `nil`, at the end of the tick, and the token ends.
     ///
     /// ```swift
     /// let token = list.items.observe(.object(at: 2)) { items, row in print(row?.title ?? "gone") }
