@@ -31,16 +31,16 @@ let viewModel = ProfileViewModel(person: person)
 person.name = "Ada"   // viewModel.title is "Ada" after the tick
 #sourceLocation()
     do {
-    docBlock("docs/Concurrency.md", 70)
-#sourceLocation(file: "docs/Concurrency.md", line: 71)
+    docBlock("docs/Concurrency.md", 72)
+#sourceLocation(file: "docs/Concurrency.md", line: 73)
 final class Todo: ObservableModel {
     @Observed var title = ""
     @Observed var done = false
 }
 #sourceLocation()
     do {
-    docBlock("docs/Concurrency.md", 87)
-#sourceLocation(file: "docs/Concurrency.md", line: 88)
+    docBlock("docs/Concurrency.md", 89)
+#sourceLocation(file: "docs/Concurrency.md", line: 90)
 @MainActor final class Counter: ObservableModel {
     @Observed var count = 0
 
@@ -49,17 +49,17 @@ final class Todo: ObservableModel {
     }
 }
 #sourceLocation()
-    // docs/Concurrency.md:105: compiled, not run (the loop waits for changes for as long as person lives)
+    // docs/Concurrency.md:107: compiled, not run (the loop waits for changes for as long as person lives)
     _ = { () async throws in
-#sourceLocation(file: "docs/Concurrency.md", line: 106)
+#sourceLocation(file: "docs/Concurrency.md", line: 108)
 for await name in person.values(of: \.name) {
     print("name is now", name)
 }
 #sourceLocation()
     }
     do {
-    docBlock("docs/Concurrency.md", 145)
-#sourceLocation(file: "docs/Concurrency.md", line: 146)
+    docBlock("docs/Concurrency.md", 147)
+#sourceLocation(file: "docs/Concurrency.md", line: 148)
 // import Observation  (moved to the top of the file)
 
 final class Profile: TrackedModel {
@@ -75,8 +75,8 @@ withObservationTracking {
 profile.name = "Ada"   // prints "name will change"
 #sourceLocation()
     do {
-    docBlock("docs/Concurrency.md", 180)
-#sourceLocation(file: "docs/Concurrency.md", line: 181)
+    docBlock("docs/Concurrency.md", 182)
+#sourceLocation(file: "docs/Concurrency.md", line: 183)
 // import Foundation  (moved to the top of the file)
 
 final class Todo: ObservableModel, Codable {
@@ -92,12 +92,12 @@ encoder.outputFormatting = .sortedKeys
 let json = String(decoding: try encoder.encode(todo), as: UTF8.self)
 print(json)   // {"done":false,"title":"Buy milk"}    (a nil optional is left out, as for plain optionals)
 #sourceLocation()
-#sourceLocation(file: "docs/Concurrency.md", line: 179)
+#sourceLocation(file: "docs/Concurrency.md", line: 181)
 docExpect(json == #"{"done":false,"title":"Buy milk"}"#, "json == #\"{\"done\":false,\"title\":\"Buy milk\"}\"#")
 #sourceLocation()
     do {
-    docBlock("docs/Concurrency.md", 213)
-#sourceLocation(file: "docs/Concurrency.md", line: 214)
+    docBlock("docs/Concurrency.md", 215)
+#sourceLocation(file: "docs/Concurrency.md", line: 216)
 let queue = CoalescingQueue(target: .manual)
 let token = person.observe(\.name, queue: queue) { person in print(person.name) }
 person.name = "Ada"
