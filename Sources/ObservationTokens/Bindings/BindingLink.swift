@@ -303,7 +303,12 @@ final class BindingLink: @unchecked Sendable {  // see the fields: atomic, set o
             if lastPushed.load(ordering: .relaxed) >= origin {
                 // This change crossed this binding already. Coming back with a value that
                 // still differs, it can't settle.
-                if destination != nil, origin == held, compare() == .different { reportCycle() }
+                // (A change that reached the source twice by two routes of no cycle — two
+                // bindings of one property into this one's source — meets it again too: that is
+                // no cycle, and the binding just writes nothing.)
+                if destination != nil, origin == held, compare() == .different, let cycle = cycleThroughSelf() {
+                    reportCycle(cycle)
+                }
                 return false
             }
             if destination != nil, origin == held, compare() != .different { return false }
@@ -340,10 +345,10 @@ final class BindingLink: @unchecked Sendable {  // see the fields: atomic, set o
     /// write differs from the destination's: the cycle's operators don't agree. A debug build
     /// stops with the cycle's members and where each binding was created; a release build
     /// writes nothing (the wave stops here) and logs once per binding.
-    private func reportCycle() {
+    private func reportCycle(_ cycle: [BindingLink]) {
         let message =
             "ObservationTokens: a cycle of bindings cannot settle: a change went around it and came back different, "
-            + "so it would go around forever. The cycle: \(cycleDescription()). Each binding of a cycle must write "
+            + "so it would go around forever. The cycle: \(describe(cycle)). Each binding of a cycle must write "
             + "back what it read (check the cycle's map and compactMap operators), or break the cycle."
         #if DEBUG
             preconditionFailure(message)
@@ -356,9 +361,14 @@ final class BindingLink: @unchecked Sendable {  // see the fields: atomic, set o
     /// The bindings of a cycle through this one, found through the properties they read:
     /// `A.x → B.y (created at File.swift:12) → …`.
     func cycleDescription() -> String {
-        guard let start = destination else { return "\(site) (its destination is not one property)" }
-        // Breadth-first from this binding's destination, along bindings that write one
-        // property, back to one of its sources.
+        guard destination != nil else { return "\(site) (its destination is not one property)" }
+        return describe(cycleThroughSelf() ?? [self])
+    }
+
+    /// The shortest cycle of bindings through this one (this one first), found breadth-first
+    /// from its destination along bindings that write one property; nil if there is none.
+    private func cycleThroughSelf() -> [BindingLink]? {
+        guard let start = destination else { return nil }
         var paths: [(member: BindingMember, links: [BindingLink])] = [(start, [self])]
         var seen: Set<UInt64> = [start.serial]
         var index = 0
@@ -366,12 +376,12 @@ final class BindingLink: @unchecked Sendable {  // see the fields: atomic, set o
             let (member, links) = paths[index]
             index += 1
             for link in member.readers where link.isActive {
-                if link === self { return describe(links) }
+                if link === self { return links }
                 guard let next = link.destination, seen.insert(next.serial).inserted else { continue }
                 paths.append((next, links + [link]))
             }
         }
-        return describe([self])
+        return nil
     }
 
     private func describe(_ links: [BindingLink]) -> String {

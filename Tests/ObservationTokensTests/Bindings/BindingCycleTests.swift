@@ -238,6 +238,32 @@ import Testing
         withExtendedLifetime((toB, toC)) {}
     }
 
+    @Test func aChangeThatReachesAPropertyByTwoRoutesCrossesTheBindingAfterItOnce() {
+        // Given two bindings of one source into one property, one with a map — two routes, no
+        // cycle — and a binding that reads that property
+        let queue = CoalescingQueue(target: .manual)
+        let source = BindPerson()
+        let middle = BindPerson()
+        let last = BindPerson()
+        let tokens = [
+            source.pipeline(of: \.age).map { $0 * 10 }.bind(to: middle, \.age, options: [], queue: queue),
+            source.pipeline(of: \.age).bind(to: middle, \.age, options: [], queue: queue),
+            middle.pipeline(of: \.age).bind(to: last, \.age, options: [], queue: queue),
+        ]
+
+        // When the source changes
+        source.age = 1
+
+        // Then both routes write the middle property (the later one last), and the change
+        // crosses the binding after it once, with the value it found first: no cycle is
+        // reported (a debug build would stop), and the drain settles everything
+        #expect(queue.drain() == 3)
+        #expect(middle.age == 1)
+        #expect(last.age == 10)
+        #expect(queue.drain() == 0)
+        withExtendedLifetime(tokens) {}
+    }
+
     // MARK: Operators in cycles
 
     @Test func aCycleWhoseOperatorsAgreeOnTheSecondPassSettles() {

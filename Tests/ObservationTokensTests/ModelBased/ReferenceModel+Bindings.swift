@@ -297,12 +297,32 @@ extension ReferenceModel {
             guard !inputs(of: dependency).isDisjoint(with: keys), let seen = token.seen[dependency],
                 value(of: dependency) != seen
             else { return }
+            let now = value(of: dependency)
+            // Owed a push already, from a set this change is nested in (a push that set made):
+            // the library compares once, when the innermost set's `.immediate` work ends, with
+            // what the binding saw at its last run — one push, or none if the value came back.
+            var base = seen
+            if let before = token.seenBeforeComputedOwe, !token.owedChanges.isEmpty {
+                token.owedChanges.removeLast()
+                token.owed = max(0, token.owed - 1)
+                token.seenBeforeComputedOwe = nil
+                base = before
+            }
             // It compares now: what it saw is this value, pushed or not.
-            token.seen[dependency] = value(of: dependency)
+            token.seen[dependency] = now
+            if now == base { return }
             if !ModelBasedConfig.computedSourcesCountFromTheSetThatChangedThem, pushingOrigin == nil {
                 number = computedNumbers[dependency] ?? nextChange()
                 computedNumbers[dependency] = number
             }
+            if let destination = token.destinationKey, number < heldOrigin(destination) {
+                counters.heldBeforeOperators += 1
+                return
+            }
+            token.seenBeforeComputedOwe = base
+            token.owedChanges.append(number)
+            token.owed += 1
+            return
         case .path:
             return
         }

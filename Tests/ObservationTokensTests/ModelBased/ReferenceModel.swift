@@ -160,6 +160,10 @@ struct RefToken {
     var pathOrigin = 0
     /// `.immediate`: the changes it owes a push, in order.
     var owedChanges: [Int] = []
+    /// `.immediate`, computed source, owed a push: the value it saw at its last run. The library
+    /// compares once, when the innermost set's `.immediate` work ends; a change heard inside
+    /// that set before then (a push the set made) joins the push owed.
+    var seenBeforeComputedOwe: Int?
 }
 
 /// The reference model of one program.
@@ -824,6 +828,7 @@ struct ReferenceModel {
         let owed = max(0, token.owed - 1)
         record(evaluation, in: &updated)
         updated.owed = owed
+        updated.seenBeforeComputedOwe = nil
         tokens[k] = updated
         if updated.clockSource != nil, let value = values.first {
             return pushImmediately(k, value: value, at: index)

@@ -59,13 +59,13 @@ import Testing
                 person.observe(\.nickname, options: .initial, queue: queue) { _ in calls.increment() },
                 person.observe(\.plainLabel, options: .initial, queue: queue) { _ in calls.increment() },
                 person.observe(queue: queue) { _ in calls.increment() },
-                person.observe([] as [PartialKeyPath<TrackPerson>], options: .initial, queue: queue) { _ in
+                person.observe(.properties([] as [PartialKeyPath<TrackPerson>]), options: .initial, queue: queue) { _ in
                     calls.increment()
                 },
                 root.observe(.chain(KeyPathChain(\TrackNode.next).then(\.constant).then(\.value)), options: .initial, queue: queue) {
                     _, _ in calls.increment()
                 },
-                root.observe([AnyKeyPathChain<TrackNode>](), options: .initial, queue: queue) { _ in calls.increment()
+                root.observe(.chains([AnyKeyPathChain<TrackNode>]()), options: .initial, queue: queue) { _ in calls.increment()
                 },
             ]
             // The closure token ran its body once (that is how it found it reads nothing).
