@@ -84,7 +84,9 @@ private func checkConsistent(_ error: KeyPathError, _ path: String) {
         }
     case .unknownProperty(let name, _, let errorPath, let position),
         .notObservable(let name, _, let errorPath, let position),
-        .unsupportedComponent(let name, let errorPath, let position):
+        .unsupportedComponent(let name, let errorPath, let position),
+        .invalidKey(let name, _, let errorPath, let position),
+        .unknownMemberKey(let name, _, let errorPath, let position):
         guard errorPath == path else { fuzzFailure("error names another path", path) }
         guard components.indices.contains(position - 1), components[position - 1] == name else {
             fuzzFailure("\(error) names a component that is not at position \(position)", path)
