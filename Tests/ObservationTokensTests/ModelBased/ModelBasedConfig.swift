@@ -84,10 +84,11 @@ enum ModelBasedConfig {
     /// A change that reaches one property by two routes with different values (two bindings
     /// of one source, one with a `map`) is written twice, as the docs say; a binding that reads
     /// that property pushed the first value and then meets the same change again, and writes
-    /// nothing ("a change crosses each binding once"). A binding reports a cycle that can't
-    /// settle only when it is on a cycle of bindings; before that was so, a debug build stopped
-    /// here with "a cycle of bindings cannot settle … The cycle: MNode.z → MHub.w". Off,
-    /// programs don't make two such bindings:
+    /// nothing ("a change crosses each binding once"). The library follows this rule, and
+    /// reports a cycle that can't settle only for a binding on a cycle
+    /// (`aChangeThatReachesAPropertyByTwoRoutesCrossesTheBindingAfterItOnce`). The model does
+    /// not follow it yet where the binding that meets the change again is `.immediate` and reads
+    /// a computed value, so programs don't make two such bindings:
     ///
     /// ```
     /// let k0 = n0.pipeline(of: \.x).map(f).onApply(log).bind(to: n1, \.z, options: [])
@@ -96,14 +97,15 @@ enum ModelBasedConfig {
     /// n0.x = 1
     /// modelQueue.drain()   // n1.z written twice, h0.w once
     /// ```
-    static let aChangeByTwoRoutesNeverStopsADebugBuild = true
+    static let aChangeByTwoRoutesNeverStopsADebugBuild = false
 
     /// "A binding writes nothing when its destination holds the change already — where it
     /// arrived by another route": also when one route reads the source through a path. Today a
     /// path source numbers a set apart from the bindings that read the property itself, so one
     /// set that reaches a destination through a binding of `n0.x` and one of `h0.node.x` (or two
-    /// of the path) is two changes there: both push, or the second is held unseen. Off, programs
-    /// don't make such pairs:
+    /// of the path) is two changes there: both push, or the second is held unseen — also when
+    /// the routes meet further on (a binding reads what the path binding writes). Off, programs
+    /// don't make such pairs, and a path binding writes a property no other binding reads:
     ///
     /// ```
     /// h0.node = n0

@@ -606,6 +606,17 @@ struct ModelProgramGenerator {
         guard let writer = ClockWriter(spec, immediate: immediate),
             let destination = ReferenceModel.clockShape(of: spec)?.destination
         else { return false }
+        // A path source numbers a set apart: a set that reaches a destination by a route
+        // through a path binding and by another route is two changes there. Off, path bindings
+        // write properties no binding reads, and no binding reads what one writes.
+        if !ModelBasedConfig.pathSourcesNumberASetAsItsPropertyDoes {
+            let everyWriter = writers.values.joined()
+            if writer.isPath, everyWriter.contains(where: { $0.reads.contains(where: Self.read(destination).overlaps) }) {
+                return true
+            }
+            let pathDestinations = writers.filter { $0.value.contains(where: \.isPath) }.keys.map(Self.read)
+            if writer.reads.contains(where: { read in pathDestinations.contains(where: read.overlaps) }) { return true }
+        }
         return (writers[destination] ?? []).contains { other in
             // Two `.immediate` bindings of different computed values of one set: their order
             // decides (see `ModelBasedConfig.computedSourcesCountFromTheSetThatChangedThem`).
@@ -619,6 +630,16 @@ struct ModelProgramGenerator {
             if !ModelBasedConfig.aChangeByTwoRoutesNeverStopsADebugBuild, writer.value != other.value { return true }
             if !ModelBasedConfig.pathSourcesNumberASetAsItsPropertyDoes, writer.isPath || other.isPath { return true }
             return false
+        }
+    }
+
+    /// The read of a property a binding writes (always a stored one: `clockShape(of:)`).
+    private static func read(_ destination: Dependency) -> ClockWriter.Read {
+        switch destination {
+        case .stored(.node(let n), let key): .node(n, key)
+        case .stored(.hub(let h), let key): .hub(h, key)
+        case .computed(.node(let n), _): .node(n, .z)
+        case .computed(.hub(let h), _): .hub(h, .w)
         }
     }
 
