@@ -678,12 +678,16 @@ struct ModelProgramGenerator {
             return slot
         }
         for (destination, writersOfIt) in writers {
+            var destinationSlot: Slot?
             switch destination {
-            case .stored(.node(let n), .z): written.insert(.int(n, .z))
-            case .stored(.hub(let h), .w): written.insert(.w(h))
+            case .stored(.node(let n), .z): destinationSlot = .int(n, .z)
+            case .stored(.hub(let h), .w): destinationSlot = .w(h)
             default: break
             }
-            let reads = writersOfIt.flatMap { $0.reads.flatMap(slots) }
+            if let destinationSlot { written.insert(destinationSlot) }
+            // With the property written: a change that reaches it goes on to what reads it, so
+            // the sources of a chain of bindings are compared where the chain's changes meet.
+            let reads = writersOfIt.flatMap { $0.reads.flatMap(slots) } + (destinationSlot.map { [$0] } ?? [])
             guard let first = reads.first else { continue }
             for slot in reads { component[root(slot)] = root(first) }
         }

@@ -171,6 +171,19 @@ extension ReferenceModel {
         }
     }
 
+    /// How far down the computed values of the fixtures a value is (`s` reads stored values,
+    /// `t` reads `s`, `u` and `nt` read `t`, `hw` reads `u`): deeper ones are invalidated, and
+    /// their bindings numbered, first.
+    static func invalidationDepth(_ dependency: Dependency) -> Int {
+        guard case .computed(_, let key) = dependency else { return 0 }
+        switch key {
+        case .s, .cc: return 1
+        case .t: return 2
+        case .u, .nt: return 3
+        case .hw: return 4
+        }
+    }
+
     /// The properties a path binding of hub `h` reads now: `h.node`, and `x` of that node.
     func pathSteps(_ h: Int) -> Set<Dependency> {
         var steps: Set<Dependency> = [.stored(.hub(h), .node)]
@@ -205,6 +218,21 @@ extension ReferenceModel {
         }
         var taken: Set<Int> = []
         var computedNumbers: [Dependency: Int] = [:]
+        // The library numbers the `.immediate` bindings of computed values a set invalidates in
+        // the order it invalidates them: a value's dependants (and theirs) before the value.
+        if !ModelBasedConfig.computedSourcesCountFromTheSetThatChangedThem, pushingOrigin == nil {
+            var affected: Set<Dependency> = []
+            for token in tokens.values where !token.ended && token.immediate {
+                if case .computed(let dependency) = token.clockSource, !inputs(of: dependency).isDisjoint(with: keys) {
+                    affected.insert(dependency)
+                }
+            }
+            let ordered = affected.sorted { a, b in
+                Self.invalidationDepth(a) != Self.invalidationDepth(b)
+                    ? Self.invalidationDepth(a) > Self.invalidationDepth(b) : "\(a)" < "\(b)"
+            }
+            for dependency in ordered { computedNumbers[dependency] = nextChange() }
+        }
         for k in tokens.keys.sorted() {
             guard var token = tokens[k], !token.ended, let source = token.clockSource else { continue }
             if token.immediate {
