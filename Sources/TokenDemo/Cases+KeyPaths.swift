@@ -92,7 +92,8 @@ extension DemoCase {
             everyChange.append(quoted(zipCode))
             timeline.callback("token:  zipCode is \(quoted(zipCode))")
         }
-        let strict = cache.observe(.chain(zipCodeOfCurrentUser), options: .endpointChanges, queue: queue) { _, zipCode in
+        let strict = cache.observe(.chain(zipCodeOfCurrentUser), options: .endpointChanges, queue: queue) {
+            _, zipCode in
             endpointChanges.append(quoted(zipCode))
             timeline.callback("strict: zipCode is \(quoted(zipCode))")
         }

@@ -35,7 +35,10 @@ struct ChainEndpointTests {
         let queue = CoalescingQueue(target: .manual)
         let cache = PathUserCache(currentUser: PathUser(address: PathAddress(zipCode: "1")))
         let seen = PathRecorder<ChainEndpoint<String?>>()
-        let token = cache.observe(.endpoint(of: KeyPathChain(\PathUserCache.currentUser).then(\.address).then(\.zipCode)), options: .endpointChanges, queue: queue) { _, endpoint in seen.record(endpoint) }
+        let token = cache.observe(
+            .endpoint(of: KeyPathChain(\PathUserCache.currentUser).then(\.address).then(\.zipCode)),
+            options: .endpointChanges, queue: queue
+        ) { _, endpoint in seen.record(endpoint) }
 
         cache.currentUser?.address = PathAddress(zipCode: "1")  // same endpoint value
         queue.drain()

@@ -233,7 +233,8 @@ struct KeyPathChainTests {
         let seen = PathRecorder<String?>()
 
         // When observing with `.initial` and `.endpointChanges`
-        let token = cache.observe(.chain(cacheZipCode), options: [.initial, .endpointChanges], queue: queue) { _, zipCode in
+        let token = cache.observe(.chain(cacheZipCode), options: [.initial, .endpointChanges], queue: queue) {
+            _, zipCode in
             seen.record(zipCode)
         }
 
@@ -266,7 +267,8 @@ struct KeyPathChainTests {
         let queue = CoalescingQueue(target: .manual)
         let user = PathUser(address: PathAddress(zipCode: "10001"))
         let seen = PathRecorder<String?>()
-        let token = user.observe(.chain(userZipCode), options: [.immediate, .endpointChanges], queue: queue) { _, zipCode in
+        let token = user.observe(.chain(userZipCode), options: [.immediate, .endpointChanges], queue: queue) {
+            _, zipCode in
             seen.record(zipCode)
         }
 
@@ -865,7 +867,11 @@ struct KeyPathChainTests {
         let user = PathUser(address: home)
         let cache = PathUserCache(currentUser: user)
         let fires = PathRecorder<String>()
-        let token = cache.observe(.chains([AnyKeyPathChain(cacheZipCode), AnyKeyPathChain(KeyPathChain(\PathUserCache.currentUser).then(\.name))]), queue: queue) { cache in fires.record(cache.currentUser?.name ?? "-") }
+        let token = cache.observe(
+            .chains([
+                AnyKeyPathChain(cacheZipCode), AnyKeyPathChain(KeyPathChain(\PathUserCache.currentUser).then(\.name)),
+            ]), queue: queue
+        ) { cache in fires.record(cache.currentUser?.name ?? "-") }
 
         // When both endpoints change in one tick
         home.zipCode = "10002"
@@ -901,7 +907,11 @@ struct KeyPathChainTests {
         let work = PathAddress(zipCode: "94103")
         let user = PathUser(name: "Ada", address: home)
         let cache = PathUserCache(currentUser: user)
-        let token = cache.observe(.chains([AnyKeyPathChain(cacheZipCode), AnyKeyPathChain(KeyPathChain(\PathUserCache.currentUser).then(\.name))]), queue: queue) { _ in }
+        let token = cache.observe(
+            .chains([
+                AnyKeyPathChain(cacheZipCode), AnyKeyPathChain(KeyPathChain(\PathUserCache.currentUser).then(\.name)),
+            ]), queue: queue
+        ) { _ in }
 
         for (address, expectedHome, expectedWork) in [
             (nil, 0, 0), (work, 0, 1), (nil, 0, 0), (home, 1, 0), (work, 0, 1), (nil, 0, 0), (nil, 0, 0), (home, 1, 0),
@@ -947,7 +957,9 @@ struct KeyPathChainTests {
             let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
                 let user = PathUser()
                 user.address = PathAddress()
-                _ = user.observe(.chain(KeyPathChain(\PathUser.address?.zipCode)), queue: CoalescingQueue(target: .manual)) {
+                _ = user.observe(
+                    .chain(KeyPathChain(\PathUser.address?.zipCode)), queue: CoalescingQueue(target: .manual)
+                ) {
                     _, _ in
                 }
             }

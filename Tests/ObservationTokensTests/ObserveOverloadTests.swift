@@ -40,9 +40,14 @@ final class OvlCalls: Sendable {
         tokens.append(node.observe([\.a, \.b], queue: queue) { _ in calls.hit("variadic") })
         tokens.append(node.observe(.changes(\.a), queue: queue) { _, _ in calls.hit("changes") })
         tokens.append(node.observe(.chain(chain), queue: queue) { _, _ in calls.hit("chain") })
-        tokens.append(node.observe(.chain(chain), observer: observer, queue: queue) { _, _, _ in calls.hit("chain+observer") })
         tokens.append(
-            node.observe(.chains([AnyKeyPathChain(KeyPathChain(\OvlNode.child).then(\.a)), AnyKeyPathChain(KeyPathChain(\OvlNode.b))]), queue: queue) { _ in
+            node.observe(.chain(chain), observer: observer, queue: queue) { _, _, _ in calls.hit("chain+observer") })
+        tokens.append(
+            node.observe(
+                .chains([
+                    AnyKeyPathChain(KeyPathChain(\OvlNode.child).then(\.a)), AnyKeyPathChain(KeyPathChain(\OvlNode.b)),
+                ]), queue: queue
+            ) { _ in
                 calls.hit("chains")
             })
         tokens.append(try node.observe(.path("child.a"), queue: queue) { _ in calls.hit("path") })
@@ -67,7 +72,9 @@ final class OvlCalls: Sendable {
             node.observe(.changes(\.a), observer: observer, queue: queue) { _, _, _ in calls.hit("changes+observer") })
         tokens.append(node.observe(.changes(chain), queue: queue) { _, _ in calls.hit("chain changes") })
         tokens.append(
-            node.observe(.chains([AnyKeyPathChain(KeyPathChain(\OvlNode.child).then(\.a))]), observer: observer, queue: queue) {
+            node.observe(
+                .chains([AnyKeyPathChain(KeyPathChain(\OvlNode.child).then(\.a))]), observer: observer, queue: queue
+            ) {
                 _, _ in calls.hit("chains+observer")
             })
         tokens.append(
@@ -129,7 +136,9 @@ final class OvlCalls: Sendable {
                 calls.hit("chain+observer")
             })
         tokens.append(
-            node.observe(.chains([AnyKeyPathChain(KeyPathChain(\OvlNode.child).then(\.a))]), queue: queue, isolation: main) {
+            node.observe(
+                .chains([AnyKeyPathChain(KeyPathChain(\OvlNode.child).then(\.a))]), queue: queue, isolation: main
+            ) {
                 _ in
                 calls.hit("chains")
             })

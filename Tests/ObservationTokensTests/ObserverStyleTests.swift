@@ -484,7 +484,8 @@ import Testing
         case .property:
             token = person.observe(\.age, observer: observer!, queue: queue) { _, _ in calls.increment() }
         case .chain:
-            token = person.observe(.chain(KeyPathChain(\CorePerson.age)), observer: observer!, queue: queue) { _, _, _ in
+            token = person.observe(.chain(KeyPathChain(\CorePerson.age)), observer: observer!, queue: queue) {
+                _, _, _ in
                 calls.increment()
             }
         case .tracked:

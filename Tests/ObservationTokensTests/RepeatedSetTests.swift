@@ -49,7 +49,8 @@ import Testing
         var tokens = (0..<Self.many).map { _ in person.observe(\.age, queue: queue) { _ in } }
         let changes = CoreRecorder<String>()
         tokens.append(
-            person.observe(.changes(\.age), queue: queue) { _, change in changes.append("\(change.old)→\(change.new)") })
+            person.observe(.changes(\.age), queue: queue) { _, change in changes.append("\(change.old)→\(change.new)") }
+        )
         for age in 2...4 { person.age = age }
         #expect(queue.drain() == Self.many + 1)
         #expect(changes.entries == ["1→4"])

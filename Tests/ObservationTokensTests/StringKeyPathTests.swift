@@ -322,7 +322,9 @@ struct StringKeyPathTests {
         let address = PathAddress(zipCode: "10001")
         let user = PathUser(name: "Ada", address: address)
         let cache = PathUserCache(currentUser: user)
-        let token = try cache.observe(.paths(["currentUser.address.zipCode", "currentUser.name"]), options: .endpointChanges, queue: queue) { _ in }
+        let token = try cache.observe(
+            .paths(["currentUser.address.zipCode", "currentUser.name"]), options: .endpointChanges, queue: queue
+        ) { _ in }
 
         // When the endpoint of the first path changes
         address.zipCode = "97210"
@@ -387,7 +389,8 @@ struct StringKeyPathTests {
         let user = PathUser()
         let everyChange = try user.observe(.path("anything.zipCode"), queue: queue) { _ in }
         let seen = PathRecorder<String>()
-        let endpointOnly = try user.observe(.path("anything.zipCode"), options: .endpointChanges, queue: queue) { user in
+        let endpointOnly = try user.observe(.path("anything.zipCode"), options: .endpointChanges, queue: queue) {
+            user in
             seen.record((user.anything as? PathAddress)?.zipCode ?? "unreachable")
         }
 

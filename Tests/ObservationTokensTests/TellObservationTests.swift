@@ -128,7 +128,10 @@ struct TellObservationTests {
             // only if its key paths were resolved on other objects of those classes).
             let cache = PathUserCache(currentUser: PathUser(address: PathAddress()))
             tokens.append(
-                cache.observe(.chain(KeyPathChain(\PathUserCache.currentUser).then(\.address).then(\.zipCode)), observer: listener, queue: queue) { _, _, _ in })
+                cache.observe(
+                    .chain(KeyPathChain(\PathUserCache.currentUser).then(\.address).then(\.zipCode)),
+                    observer: listener, queue: queue
+                ) { _, _, _ in })
             tokens.append(try cache.observe(.path("currentUser.name"), observer: listener, queue: queue) { _, _ in })
             tokens.append(person.observe(\.firstName, observer: listener, queue: queue) { _, _ in })
         }

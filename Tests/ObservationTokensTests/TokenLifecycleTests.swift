@@ -725,7 +725,9 @@ import Testing
         subclassRoot!.other = middle
         let chain = root!.observe(.chain(KeyPathChain(\CoreDescNode.next).then(\.value)), queue: queue) { _, _ in }
         let string = try! root!.observe(.path("next.value"), queue: queue) { _ in }
-        let inherited = subclassRoot!.observe(.chain(KeyPathChain(\CoreDescNode.other).then(\.value)), queue: queue) { _, _ in }
+        let inherited = subclassRoot!.observe(.chain(KeyPathChain(\CoreDescNode.other).then(\.value)), queue: queue) {
+            _, _ in
+        }
         let inheritedText = inherited.debugDescription
 
         // When the roots deinitialize

@@ -53,7 +53,9 @@ enum BindingPushOutcome {
 ///
 /// Bindings that write no model (to a plain object, postings) never take part: they push
 /// every delivery, as any token runs, and cost nothing more.
-final class BindingLink: @unchecked Sendable {  // see the fields: atomic, set once before use, or released like a callback
+///
+/// `@unchecked Sendable`: each field is atomic, set once before use, or released like a callback.
+final class BindingLink: @unchecked Sendable {
     enum Trigger {
         /// A queued delivery of the binding's subscription, in a drain of `queue`.
         case delivery
@@ -71,9 +73,10 @@ final class BindingLink: @unchecked Sendable {  // see the fields: atomic, set o
 
     /// Runs the binding's pipeline (given the link, to hand a value over to another queue) and
     /// writes what comes through, if `gate` lets it.
-    typealias Pusher = @Sendable (
-        _ link: BindingLink, _ gate: BindingGate, _ isRefresh: Bool
-    ) -> BindingPushOutcome
+    typealias Pusher =
+        @Sendable (
+            _ link: BindingLink, _ gate: BindingGate, _ isRefresh: Bool
+        ) -> BindingPushOutcome
 
     let site: CreationSite
     /// The queue whose drains deliver this binding (where it reads its source).

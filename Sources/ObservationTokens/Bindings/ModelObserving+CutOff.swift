@@ -54,7 +54,10 @@ extension ModelObserving where Self: ObservableModelBase {
                 case .binding(let id, _, let alone) = subscription.purpose, id == destinationID,
                 subscription.readsOnly(serial), subscription.writtenKeyPath == written
             {
-                let token = alone ? ObjectIdentifier(subscription) : subscription.group.map(ObjectIdentifier.init) ?? ObjectIdentifier(subscription)
+                let token =
+                    alone
+                    ? ObjectIdentifier(subscription)
+                    : subscription.group.map(ObjectIdentifier.init) ?? ObjectIdentifier(subscription)
                 guard !cut.contains(token) else { continue }
                 cut.append(token)
                 if alone { subscription.endAlone() } else { subscription.end() }

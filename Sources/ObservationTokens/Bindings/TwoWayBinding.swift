@@ -100,7 +100,9 @@ enum TwoWayBinding {
                 link.land(origin: origin) { gate in
                     guard let destination = destinationBox.load(as: D.self) else { return .gone }
                     let value = carried.value
-                    let comparison = { BindingComparison(_bindingCompare(destination[keyPath: destinationPath], value)) }
+                    let comparison = {
+                        BindingComparison(_bindingCompare(destination[keyPath: destinationPath], value))
+                    }
                     guard gate(comparison) else { return .held }
                     destination[keyPath: destinationPath] = value
                     return .applied

@@ -382,7 +382,8 @@ public struct ValuePipeline<Output> {
         guard let model = destination as? ObservableModelBase else {
             // Not a model: nothing reads it, so no cycle runs through it. A plain binding.
             return start(
-                options: options, queue: queue, site: site, purpose: .binding(ObjectIdentifier(destination), write, alone: false),
+                options: options, queue: queue, site: site,
+                purpose: .binding(ObjectIdentifier(destination), write, alone: false),
                 write: write)
         }
         var keyPath: AnyKeyPath?
@@ -441,7 +442,8 @@ public struct ValuePipeline<Output> {
         let box = WeakReference(destination)
         nonisolated(unsafe) let keyPath = keyPath  // key paths are immutable
         return startLinked(
-            options: options, queue: queue, site: CreationSite(fileID: fileID, line: line, kind: .binding, options: options),
+            options: options, queue: queue,
+            site: CreationSite(fileID: fileID, line: line, kind: .binding, options: options),
             destination: .path(destination, path.path)
         ) { value, keyPathOut in
             guard let value else {
@@ -485,7 +487,8 @@ public struct ValuePipeline<Output> {
         let box = WeakReference(destination)
         nonisolated(unsafe) let keyPath = keyPath  // key paths are immutable
         return startLinked(
-            options: options, queue: queue, site: CreationSite(fileID: fileID, line: line, kind: .binding, options: options),
+            options: options, queue: queue,
+            site: CreationSite(fileID: fileID, line: line, kind: .binding, options: options),
             destination: .path(destination, path.path)
         ) { value, keyPathOut in
             guard let value else {
@@ -526,7 +529,10 @@ public struct ValuePipeline<Output> {
         line: UInt = #line,
         _ receive: @escaping @Sendable (Output) -> Void
     ) -> ObservationToken {
-        start(options: options, queue: queue, site: CreationSite(fileID: fileID, line: line, kind: .pipeline, options: options), purpose: .posting) {
+        start(
+            options: options, queue: queue,
+            site: CreationSite(fileID: fileID, line: line, kind: .pipeline, options: options), purpose: .posting
+        ) {
             value, _ in
             if let value { receive(value.assumingMemoryBound(to: Output.self).pointee) }
             return true

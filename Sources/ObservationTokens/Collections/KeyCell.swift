@@ -151,7 +151,9 @@ final class HandedOutCells: Locked<[ObjectIdentifier: HandedOutCells.Entry]>, @u
         let gone = all.filter { $0.value.collection.load() == nil }
         guard !gone.isEmpty else { return }
         let removed = withLock { cells in
-            gone.compactMap { id, old in cells[id].map { $0.cell === old.cell } == true ? cells.removeValue(forKey: id) : nil }
+            gone.compactMap { id, old in
+                cells[id].map { $0.cell === old.cell } == true ? cells.removeValue(forKey: id) : nil
+            }
         }
         withExtendedLifetime(removed) {}
     }

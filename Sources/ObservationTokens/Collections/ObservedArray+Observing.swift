@@ -71,7 +71,8 @@ extension ObservedArray: ObservedCollectionPaths {
             if component.first == "#" || component.first == "&" || component.first?.isNumber == true {
                 throw .unsupportedComponent(component, path: path, position: position)
             }
-            throw .unknownProperty(component, type: String(describing: ObservedArray.self), path: path, position: position)
+            throw .unknownProperty(
+                component, type: String(describing: ObservedArray.self), path: path, position: position)
         }
         // Object-following: bound to the object at the index now.
         guard Element.self is AnyObject.Type else {

@@ -153,7 +153,9 @@ public final class ObservedSet<Element: Hashable>: ObservableModelBase, ModelObs
 /// The member keys of one element type: numbers handed out in order, and the members they
 /// stand for. One table per element type for the whole process (see `MemberKeys`), so a key
 /// names the same member in every set.
-final class MemberKeyTable<Element: Hashable>: Locked<MemberKeyTableState<Element>>, @unchecked Sendable {  // see Locked
+///
+/// `@unchecked Sendable`: see Locked.
+final class MemberKeyTable<Element: Hashable>: Locked<MemberKeyTableState<Element>>, @unchecked Sendable {
     init() { super.init(state: MemberKeyTableState()) }
 
     /// The number of `member`, handed out now if it has none. The member is hashed and compared

@@ -358,7 +358,9 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
         withLock { state in
             guard !state.isDead, !state.isReadByPaths else { return }
             state.isReadByPaths = true
-            _ = owner._withUnsafeGuaranteedRef { $0._edgeCount.add(ObservableModelBase._readByPaths, ordering: .relaxed) }
+            _ = owner._withUnsafeGuaranteedRef {
+                $0._edgeCount.add(ObservableModelBase._readByPaths, ordering: .relaxed)
+            }
         }
     }
 
@@ -773,7 +775,9 @@ struct RegistryState {
 
     /// Runs `body` on the seen versions of `serial`'s members, created on first use.
     mutating func withSeen<R>(of serial: UInt64, _ body: (inout SeenVersions) -> R) -> R {
-        if let index = seenVersions.firstIndex(where: { $0.serial == serial }) { return body(&seenVersions[index].versions) }
+        if let index = seenVersions.firstIndex(where: { $0.serial == serial }) {
+            return body(&seenVersions[index].versions)
+        }
         seenVersions.append((serial, SeenVersions()))
         return body(&seenVersions[seenVersions.count - 1].versions)
     }

@@ -13,7 +13,10 @@ final class WillChangeSubscription: Subscription, @unchecked Sendable {  // see 
     /// For a breakpoint: the token it stops after, and its name in the debugging aids.
     private let breakpoint: (of: Subscription, label: String)?
 
-    init(root: __shared ObservableModelBase, site: CreationSite, callback: @escaping @Sendable (ObservableModelBase) -> Void) {
+    init(
+        root: __shared ObservableModelBase, site: CreationSite,
+        callback: @escaping @Sendable (ObservableModelBase) -> Void
+    ) {
         self.callback = callback
         breakpoint = nil
         super.init(

@@ -1,6 +1,5 @@
 extension ModelObserving where Self: ObservableModelBase {
 
-
     /// The non-inlinable half of `observe(_:observer:…)` with a chain.
     @usableFromInline
     func _observe<Value>(
@@ -14,8 +13,5 @@ extension ModelObserving where Self: ObservableModelBase {
         if !isValid { token.invalidate() }
         return token
     }
-
-
-
 
 }

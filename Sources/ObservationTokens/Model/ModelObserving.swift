@@ -125,9 +125,6 @@ extension ModelObserving where Self: ObservableModelBase {
             })
     }
 
-
-
-
 }
 
 extension ObservableModelBase {

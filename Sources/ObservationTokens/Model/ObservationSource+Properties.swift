@@ -93,7 +93,8 @@ extension ObservationSource {
                         new = read(model)
                     }
                     callback(
-                        observer, unsafeDowncast(model, to: Root.self), PropertyChange(old: last.exchange(new), new: new))
+                        observer, unsafeDowncast(model, to: Root.self),
+                        PropertyChange(old: last.exchange(new), new: new))
                 })
             if startsDeparted { token.subscription.scheduleLastDelivery() }
             return token

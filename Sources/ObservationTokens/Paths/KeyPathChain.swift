@@ -200,7 +200,9 @@ extension Sequence<PathStep> {
     /// object, checked along the objects the chain reaches from `root` now. A chain like that
     /// would never watch past the segment. Segments beyond a nil (or non-model) intermediate
     /// can't be checked yet.
-    func firstMisfitSegment(from root: ObservableModelBase) -> (position: Int, key: TypedKey, object: ObservableModelBase)? {
+    func firstMisfitSegment(from root: ObservableModelBase) -> (
+        position: Int, key: TypedKey, object: ObservableModelBase
+    )? {
         var object = root
         for (index, step) in enumerated() {
             guard case .typed(let box) = step, box.key.read(object) != nil else { return nil }

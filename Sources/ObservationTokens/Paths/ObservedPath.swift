@@ -191,7 +191,8 @@ final class ObservedPath: Sendable {
     /// length can't exhaust the stack. A `*` in the middle fans out; each (object, step) pair
     /// is visited once, so cycles in the object graph can't make the walk blow up.
     func walk(
-        from root: ObservableModelBase, startingAt start: Int = 0, pathIndex: Int = 0, into edges: inout some EdgeKeySink,
+        from root: ObservableModelBase, startingAt start: Int = 0, pathIndex: Int = 0,
+        into edges: inout some EdgeKeySink,
         needsEndpoint: Bool = true
     ) -> Endpoint? {
         if hasInnerWildcard { return fanOut(from: root, pathIndex: pathIndex, into: &edges) }
@@ -301,7 +302,8 @@ final class ObservedPath: Sendable {
     }
 
     /// The walk for paths with a `*` before the last step: a tree, not a line.
-    private func fanOut(from root: ObservableModelBase, pathIndex: Int, into edges: inout some EdgeKeySink) -> Endpoint? {
+    private func fanOut(from root: ObservableModelBase, pathIndex: Int, into edges: inout some EdgeKeySink) -> Endpoint?
+    {
         var work: [(object: ObservableModelBase, index: Int)] = [(root, 0)]
         var visited = Set<VisitKey>()
         var rootResolved = false

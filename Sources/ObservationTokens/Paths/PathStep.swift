@@ -98,7 +98,9 @@ enum PathStep: Sendable {
     }
 
     /// `readModelForWalk(on:registry:version:)` for a typed step's key.
-    static func readModelForWalk(_ box: TypedKeyBox, on object: ObservableModelBase, registry: Registry, version: inout Int)
+    static func readModelForWalk(
+        _ box: TypedKeyBox, on object: ObservableModelBase, registry: Registry, version: inout Int
+    )
         -> (serial: UInt64, next: ObservableModelBase?)?
     {
         if box.readsSyntheticProperty(of: object) {

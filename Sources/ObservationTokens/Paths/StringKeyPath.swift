@@ -144,7 +144,9 @@ enum PathLevel {
 
     /// The level of an object that is there now.
     static func of(_ object: ObservableModelBase) -> PathLevel {
-        if let collection = object as? any ObservedCollectionPaths { return .collection(type(of: collection), collection) }
+        if let collection = object as? any ObservedCollectionPaths {
+            return .collection(type(of: collection), collection)
+        }
         return .model(PropertyTable.Schema(PropertyTable(object), type: type(of: object)), object)
     }
 
@@ -154,7 +156,9 @@ enum PathLevel {
         if let instance, let model = PathStep.model(in: instance) { return of(model) }
         let type = PropertyTable.unwrapped(type)
         if let modelType = type as? ObservableModelBase.Type {
-            if let collectionType = modelType as? any ObservedCollectionPaths.Type { return .collection(collectionType, nil) }
+            if let collectionType = modelType as? any ObservedCollectionPaths.Type {
+                return .collection(collectionType, nil)
+            }
             // Elements declared as the base class itself can be of any model class.
             if isElement, modelType == ObservableModelBase.self { return .runtime }
             return .model(PropertyTable.Schema.cached(for: modelType) ?? .empty(modelType), nil)
@@ -246,7 +250,8 @@ struct RuntimeComponent: Hashable, Sendable {
     var step: PathStep {
         let component = self
         return .key(
-            TypedKey(keyPath: \ObservableModelBase.[_runtimeComponent: self]) { object, _ in component.read(on: object) })
+            TypedKey(keyPath: \ObservableModelBase.[_runtimeComponent: self]) { object, _ in component.read(on: object)
+            })
     }
 
     /// The value of the component on `object`, reporting the access as an `@Observed` getter
@@ -263,7 +268,9 @@ struct RuntimeComponent: Hashable, Sendable {
         }
         let table = PropertyTable(object)
         if let entry = table.entry(named: name) {
-            if isCapturingAccesses { _recordObservedAccess(object, serial: entry.serial(in: object), valueType: Any?.self) }
+            if isCapturingAccesses {
+                _recordObservedAccess(object, serial: entry.serial(in: object), valueType: Any?.self)
+            }
             return entry.value(in: object)
         }
         if let entry = table.syntheticEntry(named: name) {
@@ -337,4 +344,3 @@ enum RuntimeComponentLog {
         logged.withLock { $0.contains { $0.hasPrefix(prefix) } }
     }
 }
-

@@ -522,4 +522,3 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedBoo
     /// Tests: how many earlier values are kept.
     var historyCount: Int { withLock { $0.historyVersions.count } }
 }
-

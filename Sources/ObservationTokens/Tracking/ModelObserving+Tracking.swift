@@ -97,8 +97,6 @@ extension ModelObserving where Self: ObservableModelBase {
         }.token
     }
 
-
-
     /// Observes any key path, and throws when it reads no `@Observed` property.
     ///
     /// The same token as `observe(_:options:queue:_:)` with a key path

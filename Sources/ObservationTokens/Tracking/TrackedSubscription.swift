@@ -23,7 +23,9 @@ import Synchronization
 /// An object read by the last evaluation that deinitializes marks the token pending (its edge
 /// there is gone with the object's registry; nothing is read inside the deinit); the delivery
 /// re-evaluates and attaches again.
-final class TrackedSubscription<Model: ObservableModelBase, Value>: Subscription, @unchecked Sendable {  // see Subscription
+///
+/// `@unchecked Sendable`: see Subscription.
+final class TrackedSubscription<Model: ObservableModelBase, Value>: Subscription, @unchecked Sendable {
     /// What the token runs: `read` under tracking, then `deliver` with its result.
     struct Body {
         /// The tracked part: the key path or the user's closure. Receives the observer (nil
@@ -202,7 +204,10 @@ final class TrackedSubscription<Model: ObservableModelBase, Value>: Subscription
         let seen = extras.withLock { state -> [(registry: Registry, serial: UInt64, slot: Int, version: UInt64)] in
             var seen: [(registry: Registry, serial: UInt64, slot: Int, version: UInt64)] = []
             for access in accesses where Registry.isComputed(access.serial) {
-                guard let edge = state.edges.first(where: { $0.serial == access.serial && $0.registry === access.registry })
+                guard
+                    let edge = state.edges.first(where: {
+                        $0.serial == access.serial && $0.registry === access.registry
+                    })
                 else { continue }
                 seen.append((edge.registry, edge.serial, edge.slot, access.version))
             }

@@ -109,7 +109,8 @@ import Testing
         let source = BindPerson(name: "a")
         let person = BindPerson()
         person.friend = BindPerson()
-        let toPath = source.pipeline(of: \.name).bind(to: person, KeyPathChain(\BindPerson.friend), \.name, queue: queue)
+        let toPath = source.pipeline(of: \.name).bind(
+            to: person, KeyPathChain(\BindPerson.friend), \.name, queue: queue)
         let toRoot = source.bind(\.name, to: person, \.name, queue: queue)
 
         // When the binding to person.name is cut off

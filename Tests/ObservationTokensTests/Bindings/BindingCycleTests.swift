@@ -302,7 +302,10 @@ import Testing
             }
             let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
             #expect(message.contains("a cycle of bindings cannot settle"))
-            #expect(message.contains("BindPerson.age → BindPerson.age (binding created at ObservationTokensTests/BindingCycleTests.swift:"))
+            #expect(
+                message.contains(
+                    "BindPerson.age → BindPerson.age (binding created at ObservationTokensTests/BindingCycleTests.swift:"
+                ))
             #expect(message.contains("check the cycle's map and compactMap operators"))
         }
     #else

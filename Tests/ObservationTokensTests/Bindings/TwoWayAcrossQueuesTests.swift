@@ -159,7 +159,8 @@ import Testing
         let queueB = CoalescingQueue(target: .manual)
         var a: BindPerson? = BindPerson()
         var b: BindPerson? = BindPerson()
-        var token: ObservationToken? = a!.bindTwoWay(\.name, with: b!, \.name, options: [], queue: queueA, otherQueue: queueB)
+        var token: ObservationToken? = a!.bindTwoWay(
+            \.name, with: b!, \.name, options: [], queue: queueA, otherQueue: queueB)
         weak let weakA = a
         weak let weakB = b
         weak let weakToken = token

@@ -27,7 +27,10 @@ struct CollectionPathCheckTests {
     }
 
     static let listCases: [(String, KeyPathError)] = [
-        ("items.3.invalidKey", .unknownProperty("invalidKey", type: "CollItem", path: "items.3.invalidKey", position: 3)),
+        (
+            "items.3.invalidKey",
+            .unknownProperty("invalidKey", type: "CollItem", path: "items.3.invalidKey", position: 3)
+        ),
         (
             "items.#3.invalidKey",
             .unknownProperty("invalidKey", type: "CollItem", path: "items.#3.invalidKey", position: 3)
@@ -36,7 +39,10 @@ struct CollectionPathCheckTests {
             "items.#40.invalidKey",
             .unknownProperty("invalidKey", type: "CollItem", path: "items.#40.invalidKey", position: 3)
         ),
-        ("items.*.invalidKey", .unknownProperty("invalidKey", type: "CollItem", path: "items.*.invalidKey", position: 3)),
+        (
+            "items.*.invalidKey",
+            .unknownProperty("invalidKey", type: "CollItem", path: "items.*.invalidKey", position: 3)
+        ),
         (
             "items.title",
             .unknownProperty("title", type: "ObservedArray<CollItem>", path: "items.title", position: 2)

@@ -23,7 +23,9 @@ final class CollReentrantKey: Hashable, @unchecked Sendable {  // one thread per
     func hash(into hasher: inout Hasher) {
         if let dictionary, tokens.count < 3 {
             tokens.append(
-                dictionary.observe(.key(CollReentrantKey("other-\(tokens.count)")), queue: CoalescingQueue(target: .manual)) { _ in })
+                dictionary.observe(
+                    .key(CollReentrantKey("other-\(tokens.count)")), queue: CoalescingQueue(target: .manual)
+                ) { _ in })
         }
         hasher.combine(name)
     }

@@ -310,7 +310,8 @@ struct ObservedArrayTests {
         let numbers: ObservedArray<Int> = [1, 2, 3]
         let log = CollLog<String>()
         let tokens = [
-            numbers.observe(.changes(\.count), queue: queue) { _, change in log.append("count \(change.old)→\(change.new)")
+            numbers.observe(.changes(\.count), queue: queue) { _, change in
+                log.append("count \(change.old)→\(change.new)")
             },
             numbers.observe(.changes(\.[ifPresent: 1]), queue: queue) { _, change in
                 log.append("#1 \(change.old.map(String.init) ?? "nil")→\(change.new.map(String.init) ?? "nil")")

@@ -32,17 +32,20 @@ import Testing
                 viewModel.record("change \(change.old)->\(change.new)")
             })
         tokens.append(
-            person.observe(.chain(zipCode), queue: queue, isolation: main) { _, zip in viewModel.record("chain \(zip ?? "nil")")
+            person.observe(.chain(zipCode), queue: queue, isolation: main) { _, zip in
+                viewModel.record("chain \(zip ?? "nil")")
             })
         tokens.append(
             person.observe(.chain(zipCode), observer: viewModel, queue: queue, isolation: main) { vm, _, _ in
                 vm.record("chain observer")
             })
         tokens.append(
-            person.observe(.chains([AnyKeyPathChain(zipCode)]), queue: queue, isolation: main) { _ in viewModel.record("chains")
+            person.observe(.chains([AnyKeyPathChain(zipCode)]), queue: queue, isolation: main) { _ in
+                viewModel.record("chains")
             })
         tokens.append(
-            try person.observe(.path("address.zipCode"), queue: queue, isolation: main) { _ in viewModel.record("path") }
+            try person.observe(.path("address.zipCode"), queue: queue, isolation: main) { _ in viewModel.record("path")
+            }
         )
         tokens.append(
             try person.observe(.paths(["name", "address.zipCode"]), queue: queue, isolation: main) { _ in

@@ -315,7 +315,9 @@ private func address(_ object: AnyObject) -> String {
         let queue = CoalescingQueue(target: .manual)
         let home = DebugAddress()
         let earlier = home.observe(.chain(KeyPathChain(\DebugAddress.zip)), queue: queue) { _, _ in }
-        let token = home.observe(.chain(KeyPathChain(\DebugAddress.zip)), queue: queue) { _, _ in events.append("callback") }
+        let token = home.observe(.chain(KeyPathChain(\DebugAddress.zip)), queue: queue) { _, _ in
+            events.append("callback")
+        }
         earlier.invalidate()
         let breakpoint = token.breakOnInvoke()
 

@@ -611,7 +611,8 @@ struct ModelProgramGenerator {
         // write properties no binding reads, and no binding reads what one writes.
         if !ModelBasedConfig.pathSourcesNumberASetAsItsPropertyDoes {
             let everyWriter = writers.values.joined()
-            if writer.isPath, everyWriter.contains(where: { $0.reads.contains(where: Self.read(destination).overlaps) }) {
+            if writer.isPath, everyWriter.contains(where: { $0.reads.contains(where: Self.read(destination).overlaps) })
+            {
                 return true
             }
             let pathDestinations = writers.filter { $0.value.contains(where: \.isPath) }.keys.map(Self.read)
@@ -753,7 +754,8 @@ struct ClockWriter {
 
         func overlaps(_ other: Read) -> Bool {
             switch (self, other) {
-            case (.anyNode(let a), .anyNode(let b)), (.anyNode(let a), .node(_, let b)), (.node(_, let a), .anyNode(let b)):
+            case (.anyNode(let a), .anyNode(let b)), (.anyNode(let a), .node(_, let b)),
+                (.node(_, let a), .anyNode(let b)):
                 a == b
             default: self == other
             }

@@ -315,7 +315,8 @@ final class ModelRunner {
                 log.callback(k, [value])
             }
         case .valueComputed(let n):
-            return nodes[n]!.observe(.value({ $0.t % 2 }), options: o, queue: q) { _, value in log.callback(k, [value]) }
+            return nodes[n]!.observe(.value({ $0.t % 2 }), options: o, queue: q) { _, value in log.callback(k, [value])
+            }
         case .count(let n):
             return nodes[n]!.observe(\.items.count, options: o, queue: q) {
                 log.callback(k, [$0.items.count] + probe($0))

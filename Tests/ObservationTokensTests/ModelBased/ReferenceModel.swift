@@ -93,7 +93,8 @@ struct ModelFailure: Error, CustomStringConvertible {
         case callbackOutsideDrain = "callback outside a drain with no .immediate token"
         case prematureDeinit = "object deinitialized while still referenced"
         case notReleased = "object still alive with nothing referencing it and nothing pending"
-        case bindingClock = "a binding pushed against the binding rules (docs/Bindings.md, cycles and changes that meet)"
+        case bindingClock =
+            "a binding pushed against the binding rules (docs/Bindings.md, cycles and changes that meet)"
         case queueState = "a binding waits for a drain the rules don't give it, or doesn't wait for one they do"
         case harness = "test harness"
     }

@@ -324,7 +324,9 @@ struct PropagationTests {
         let queue = CoalescingQueue(target: .manual)
         let sums = PropSums()
         let changes = CoreRecorder<String>()
-        let token = sums.observe(.changes(\.t), queue: queue) { _, change in changes.append("\(change.old)->\(change.new)") }
+        let token = sums.observe(.changes(\.t), queue: queue) { _, change in
+            changes.append("\(change.old)->\(change.new)")
+        }
         sums.x = 3
         #expect(queue.drain() == 1)
         sums.x = 7

@@ -114,7 +114,9 @@ import Testing
         let holder = TrackHolder()
         let first = holder.box
         let seen = CoreRecorder<String>()
-        let token = holder.observe(.value({ $0.box }), options: .initial, queue: queue) { _, box in seen.append(box.text) }
+        let token = holder.observe(.value({ $0.box }), options: .initial, queue: queue) { _, box in
+            seen.append(box.text)
+        }
         #expect(seen.entries == ["a"])
 
         // When the same object is set again, then a different one
@@ -130,7 +132,8 @@ import Testing
         let queue = CoalescingQueue(target: .manual)
         let person = TrackPerson()
         let changes = CoreRecorder<PropertyChange<Int>>()
-        let token = person.observe(.changes(of: { $0.items.count }), queue: queue) { _, change in changes.append(change) }
+        let token = person.observe(.changes(of: { $0.items.count }), queue: queue) { _, change in changes.append(change)
+        }
         person.items = ["a", "b"]
         _ = queue.drain()
         person.items.removeLast()
@@ -223,7 +226,8 @@ import Testing
         let queue = CoalescingQueue(target: .manual)
         let person = TrackPerson()
         let changes = CoreRecorder<PropertyChange<String?>>()
-        let token = person.observe(.changes(of: { $0.address?.city }), queue: queue) { _, change in changes.append(change)
+        let token = person.observe(.changes(of: { $0.address?.city }), queue: queue) { _, change in
+            changes.append(change)
         }
 
         // When the address appears, its city changes, and it goes away

@@ -62,10 +62,14 @@ import Testing
                 person.observe(.properties([] as [PartialKeyPath<TrackPerson>]), options: .initial, queue: queue) { _ in
                     calls.increment()
                 },
-                root.observe(.chain(KeyPathChain(\TrackNode.next).then(\.constant).then(\.value)), options: .initial, queue: queue) {
+                root.observe(
+                    .chain(KeyPathChain(\TrackNode.next).then(\.constant).then(\.value)), options: .initial,
+                    queue: queue
+                ) {
                     _, _ in calls.increment()
                 },
-                root.observe(.chains([AnyKeyPathChain<TrackNode>]()), options: .initial, queue: queue) { _ in calls.increment()
+                root.observe(.chains([AnyKeyPathChain<TrackNode>]()), options: .initial, queue: queue) { _ in
+                    calls.increment()
                 },
             ]
             // The closure token ran its body once (that is how it found it reads nothing).
@@ -132,7 +136,9 @@ import Testing
         @Test func emptyChainListTraps() async {
             await #expect(processExitsWith: .failure) {
                 let root = TrackNode()
-                _ = root.observe(.chains([AnyKeyPathChain<TrackNode>]()), queue: CoalescingQueue(target: .manual)) { _ in }
+                _ = root.observe(.chains([AnyKeyPathChain<TrackNode>]()), queue: CoalescingQueue(target: .manual)) {
+                    _ in
+                }
             }
         }
 

@@ -80,11 +80,13 @@ import Testing
         let rounds = RelScale.iterations(2_000, tsanDivisor: 10)
         let shared = Shared()
         let hub = TrackNode()
-        let token = hub.observe(.value({ hub in
+        let token = hub.observe(
+            .value({ hub in
                 let value = shared.lock.withLock { _ in hub.next?.value ?? 0 }
                 shared.handOverOncePerRound()
                 return value
-            }), queue: shared.queue) { _, value in shared.delivered.store(value, ordering: .releasing) }
+            }), queue: shared.queue
+        ) { _, value in shared.delivered.store(value, ordering: .releasing) }
         let lastNode = CoreBox<TrackNode?>(nil)
 
         // When each round points `hub.next` at a fresh node, and sets that node's value after
