@@ -697,23 +697,59 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
 
     /// Called from the owner's deinit: ends the tokens rooted here (they keep a description
     /// naming their properties) and retargets paths that ran through the owner.
+    ///
+    /// The subscriptions are taken out under the lock into a buffer on the stack (a model's
+    /// few tokens; a heap array past `deinitBufferCapacity`), retained, and told outside it.
     func ownerDidDeinit(owner: ObservableModelBase) {
-        let (members, retained) = withLock { state -> ([Subscription], [Subscription]) in
-            state.isDead = true
-            // One list for all, sized once (a list per property, appended, allocated each).
-            var members: [Subscription] = []
-            members.reserveCapacity(state.properties.reduce(0) { $0 + $1.members.count })
-            for index in state.properties.indices {
-                state.properties[index].members.removeAll(into: &members)
+        withUnsafeTemporaryAllocation(of: Unmanaged<Subscription>.self, capacity: Self.deinitBufferCapacity) {
+            buffer in
+            var overflow: [Unmanaged<Subscription>] = []
+            let count = withLock { state -> Int in
+                state.isDead = true
+                crowdedBits.store(0, ordering: .relaxed)
+                var total = state.retained.count
+                for index in state.properties.indices { total += state.properties[index].members.count }
+                if total > buffer.count { overflow.reserveCapacity(total) }
+                var count = 0
+                // Retained here, under the lock (the members are alive: see `WeakSet`); the
+                // registry's own references to `retained` go with the array below, while these
+                // keep them alive.
+                func take(_ subscription: Unmanaged<Subscription>) {
+                    _ = subscription.retain()
+                    if total > buffer.count {
+                        overflow.append(subscription)
+                    } else {
+                        buffer.initializeElement(at: count, to: subscription)
+                    }
+                    count += 1
+                }
+                for index in state.properties.indices {
+                    state.properties[index].members.forEachUnretained { member, _ in take(member) }
+                }
+                for subscription in state.retained { take(.passUnretained(subscription)) }
+                state.properties = []
+                state.retained = []
+                return count
             }
-            state.properties = []
-            crowdedBits.store(0, ordering: .relaxed)
-            defer { state.retained = [] }
-            return (members, state.retained)
+            if overflow.isEmpty {
+                let taken = UnsafeBufferPointer(rebasing: buffer[..<count])
+                tellDeinit(taken, owner: owner)
+                for subscription in taken { subscription.release() }
+                // `Unmanaged` is trivial: nothing to deinitialize in the buffer.
+            } else {
+                overflow.withUnsafeBufferPointer { tellDeinit($0, owner: owner) }
+                for subscription in overflow { subscription.release() }
+            }
         }
+    }
+
+    /// Subscriptions of a dying owner taken out on the stack (beyond: a heap array).
+    private static var deinitBufferCapacity: Int { 16 }
+
+    /// `ownerDidDeinit`'s work outside the lock, on the subscriptions it took out (retained by it).
+    private func tellDeinit(_ all: UnsafeBufferPointer<Unmanaged<Subscription>>, owner: ObservableModelBase) {
         // Each subscription once (one may watch several properties here): among a few, a scan
         // of those before it costs less than hashing; among many, a set.
-        let all = members + retained
         var seen = all.count > 16 ? Set<ObjectIdentifier>(minimumCapacity: all.count) : nil
         // Single-property tokens rooted here describe themselves by their property's name from
         // now on: found in the class's cached table by the storage's immutable serial, for the
@@ -721,8 +757,10 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
         // token is told, as telling one may describe it.
         var names: [(serial: UInt64, name: String)] = []
         var table: PropertyTable?
-        for subscription in all where subscription.rootRegistry === self {
-            guard let serial = subscription.attachedPropertySerial, !names.contains(where: { $0.serial == serial })
+        for member in all {
+            let subscription = member.takeUnretainedValue()
+            guard subscription.rootRegistry === self, let serial = subscription.attachedPropertySerial,
+                !names.contains(where: { $0.serial == serial })
             else { continue }
             if table == nil {
                 table = PropertyTable(owner)
@@ -732,10 +770,10 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
         }
         if !names.isEmpty { withLock { state in state.namesAfterDeinit = names } }
         for index in all.indices {
-            let subscription = all[index]
+            let subscription = all[index].takeUnretainedValue()
             if seen != nil {
                 guard seen!.insert(ObjectIdentifier(subscription)).inserted else { continue }
-            } else if all[..<index].contains(where: { $0 === subscription }) {
+            } else if all[..<index].contains(where: { $0.toOpaque() == all[index].toOpaque() }) {
                 continue
             }
             if subscription.rootRegistry === self { subscription.rememberDescription(root: owner) }
