@@ -92,12 +92,26 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
     /// Attaches a single-property subscription through a key path resolved on this object
     /// before: the lookup and the insert under one lock. Returns nil if the key path is not
     /// known yet (or the owner has deinitialized); the caller resolves it and uses `attach`.
+    ///
+    /// A key path not known here but resolved on another object of the class is resolved
+    /// from the class's table under the same lock (the storage's immutable serial, read off the
+    /// owner) and remembered: an object's first token takes this lock once, where resolving
+    /// first and attaching then took it three times.
     func attach(
         _ subscription: Subscription, keyPath: AnyKeyPath, hooks: inout ObservationStateHooks
     ) -> (serial: UInt64, slot: Int)? {
         let result = withLock { state -> (serial: UInt64, slot: Int, transition: Bool)? in
-            guard !state.isDead, let serial = state.resolvedKeys.serial(for: keyPath)
-            else { return nil }
+            guard !state.isDead else { return nil }
+            var known = state.resolvedKeys.serial(for: keyPath)
+            if known == nil {
+                // The owner is alive: we hold the lock and it is not dead (see `owner`). The
+                // class table's lock is a leaf: nothing is locked inside it.
+                known = owner._withUnsafeGuaranteedRef { owner in
+                    PropertyTable(owner).entry(forKeyPath: keyPath)?.serial(in: owner)
+                }
+                if let known { state.resolvedKeys.remember(keyPath, serial: known) }
+            }
+            guard let serial = known else { return nil }
             let (slot, transition) = insert(subscription, serial: serial, isLeaf: true, into: &state)
             return (serial, slot, transition)
         }
