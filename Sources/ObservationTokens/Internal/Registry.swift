@@ -638,7 +638,8 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
 
     /// The name of a property of the deinitialized owner, if tokens rooted here were alive then.
     func rememberedName(ofSerial serial: UInt64) -> String? {
-        withLock { state in state.namesAfterDeinit.first { $0.serial == serial }?.name }
+        let index = withLock { state in state.namesAfterDeinit.first { $0.serial == serial }?.index }
+        return index.map { PropertyTable.of(ownerType).entries[$0].name }
     }
 
     /// Observations watching `serial` (or `*`), for introspection: distinct subscriptions,
@@ -769,7 +770,7 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
         // now on: found in the class's cached table by the storage's immutable serial, for the
         // properties such tokens watch only (no reflection, no value read). Stored before any
         // token is told, as telling one may describe it.
-        var names: [(serial: UInt64, name: String)] = []
+        var names: [NameAfterDeinit] = []
         var table: PropertyTable?
         for member in all {
             let subscription = member.takeUnretainedValue()
@@ -780,7 +781,7 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
                 table = PropertyTable(owner)
                 names.reserveCapacity(all.count)  // one allocation (appending grew it per name)
             }
-            if let name = table!.name(ofSerial: serial, in: owner) { names.append((serial, name)) }
+            if let index = table!.index(ofSerial: serial, in: owner) { names.append(NameAfterDeinit(serial, index)) }
         }
         if !names.isEmpty { withLock { state in state.namesAfterDeinit = names } }
         for index in all.indices {
@@ -810,8 +811,8 @@ struct RegistryState {
     var isDead = false
     /// Whether a path walk has read the owner's properties (see `readForPath`).
     var isReadByPaths = false
-    /// Property names read in the owner's deinit, for the descriptions of tokens rooted there.
-    var namesAfterDeinit: [(serial: UInt64, name: String)] = []
+    /// Properties named in the owner's deinit, for the descriptions of tokens rooted there.
+    var namesAfterDeinit: [NameAfterDeinit] = []
     var resolvedKeys = ResolvedKeys()
 
     /// The owner's computed states that have computed, by serial: what `syncSeen` brings up to
@@ -853,6 +854,19 @@ struct RegistryState {
         let serial = properties[index].serial
         if serial == PathStep.wildcardSerial { return false }
         return properties.contains { $0.serial == PathStep.wildcardSerial && !$0.members.isEmpty }
+    }
+}
+
+/// A property of a deinitialized owner that tokens rooted there watched: its storage's serial,
+/// and its entry in the owner's class table, which names it. Two integers, so that the list
+/// costs one allocation to make and nothing per element to destroy.
+struct NameAfterDeinit {
+    let serial: UInt64
+    let index: Int
+
+    init(_ serial: UInt64, _ index: Int) {
+        self.serial = serial
+        self.index = index
     }
 }
 
