@@ -56,6 +56,10 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
     /// stops being crowded: the other's further sets then scan as usual.)
     let crowdedBits = Atomic<UInt64>(0)
 
+    /// Set with `isDead`, under the lock: a detach from a dead owner (every token's end after
+    /// the owner's deinit) returns without the lock. A hint only: `isDead` decides.
+    private let isDeadHint = Atomic<Bool>(false)
+
     /// How many `observeWillChange` observations are registered here (among `retained`): a
     /// store checks this word before looking for them.
     let willChangeCount = Atomic<Int>(0)
@@ -146,6 +150,7 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
 
     /// Removes an edge added by `attach`. A no-op once the owner has deinitialized.
     func detach(serial: UInt64, slot: Int, hooks: inout ObservationStateHooks) {
+        if isDeadHint.load(ordering: .relaxed) { return }  // nothing is left attached
         if Self.keepsSeenVersions(serial) {
             seenEdgeDetaching(serial: serial, slot: slot)
         }
@@ -721,6 +726,7 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
             var overflow: [Unmanaged<Subscription>] = []
             let count = withLock { state -> Int in
                 state.isDead = true
+                isDeadHint.store(true, ordering: .relaxed)
                 crowdedBits.store(0, ordering: .relaxed)
                 var total = state.retained.count
                 for index in state.properties.indices { total += state.properties[index].members.count }
@@ -773,10 +779,9 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
         var names: [NameAfterDeinit] = []
         var table: PropertyTable?
         for member in all {
-            let subscription = member.takeUnretainedValue()
-            guard subscription.rootRegistry === self, let serial = subscription.attachedPropertySerial,
-                !names.contains(where: { $0.serial == serial })
-            else { continue }
+            // Borrowed: `all` holds each one.
+            let serial = member._withUnsafeGuaranteedRef { $0.rootRegistry === self ? $0.attachedPropertySerial : nil }
+            guard let serial, !names.contains(where: { $0.serial == serial }) else { continue }
             if table == nil {
                 table = PropertyTable(owner)
                 names.reserveCapacity(all.count)  // one allocation (appending grew it per name)
@@ -785,14 +790,15 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
         }
         if !names.isEmpty { withLock { state in state.namesAfterDeinit = names } }
         for index in all.indices {
-            let subscription = all[index].takeUnretainedValue()
             if seen != nil {
-                guard seen!.insert(ObjectIdentifier(subscription)).inserted else { continue }
+                guard seen!.insert(ObjectIdentifier(all[index].takeUnretainedValue())).inserted else { continue }
             } else if all[..<index].contains(where: { $0.toOpaque() == all[index].toOpaque() }) {
                 continue
             }
-            if subscription.rootRegistry === self { subscription.rememberDescription(root: owner) }
-            subscription.objectDidDeinit(ownerID)
+            all[index]._withUnsafeGuaranteedRef { subscription in
+                if subscription.rootRegistry === self { subscription.rememberDescription(root: owner) }
+                subscription.objectDidDeinit(ownerID)
+            }
         }
     }
 }
