@@ -13,6 +13,10 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
     let ownerType: ObservableModelBase.Type
     /// Whether the owner adopts `ObservationStateObserving`; checked once, at creation.
     let reportsObservationState: Bool
+    /// Set with `isDead`, under the lock: a detach from a dead owner (every token's end after
+    /// the owner's deinit) returns without the lock. A hint only: `isDead` decides. (Beside the
+    /// flag above, in the padding after it.)
+    private let isDeadHint = Atomic<Bool>(false)
 
     /// Valid only under the lock while `isDead` is false: the owner's deinit takes the lock
     /// to set `isDead`, so it can't finish while we use this reference.
@@ -55,10 +59,6 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
     /// Changed under the lock. (A bit two crowded properties share is cleared when one of them
     /// stops being crowded: the other's further sets then scan as usual.)
     let crowdedBits = Atomic<UInt64>(0)
-
-    /// Set with `isDead`, under the lock: a detach from a dead owner (every token's end after
-    /// the owner's deinit) returns without the lock. A hint only: `isDead` decides.
-    private let isDeadHint = Atomic<Bool>(false)
 
     /// How many `observeWillChange` observations are registered here (among `retained`): a
     /// store checks this word before looking for them.
