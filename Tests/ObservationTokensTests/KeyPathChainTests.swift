@@ -80,6 +80,27 @@ struct KeyPathChainTests {
     }
 
     @Test
+    func tokensOfChainsSpelledApartShareOnePath() {
+        // Given two objects, each observed through the same chain spelled apart
+        let queue = CoalescingQueue(target: .manual)
+        let first = PathUserCache(currentUser: PathUser())
+        let second = PathUserCache()
+        let chain = KeyPathChain(\PathUserCache.currentUser).then(\.address).then(\.zipCode)
+        let here = first.observe(.chain(chain), queue: queue) { _, _ in }
+        let elsewhere = second.observe(.chain(spellCacheZipCode()), queue: queue) { _, _ in }
+
+        // Then their tokens hold one path (nothing of it is made or freed per token)
+        let paths = [here, elsewhere].map(\.subscription.paths)
+        #expect(paths[0].count == 1 && paths[1].count == 1)
+        #expect(paths[0][0] === paths[1][0])
+
+        // And each still follows its own object
+        first.currentUser!.address = PathAddress()
+        #expect(queue.drain() == 1)
+        withExtendedLifetime((here, elsewhere)) {}
+    }
+
+    @Test
     func chainThroughNonOptionalIntermediateHasNonOptionalEndpoint() {
         // Given a chain whose intermediate is not optional
         let queue = CoalescingQueue(target: .manual)

@@ -13,6 +13,10 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
     let ownerType: ObservableModelBase.Type
     /// Whether the owner adopts `ObservationStateObserving`; checked once, at creation.
     let reportsObservationState: Bool
+    /// Set with `isDead`, under the lock: a detach from a dead owner (every token's end after
+    /// the owner's deinit) returns without the lock. A hint only: `isDead` decides. (Beside the
+    /// flag above, in the padding after it.)
+    private let isDeadHint = Atomic<Bool>(false)
 
     /// Valid only under the lock while `isDead` is false: the owner's deinit takes the lock
     /// to set `isDead`, so it can't finish while we use this reference.
@@ -92,12 +96,26 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
     /// Attaches a single-property subscription through a key path resolved on this object
     /// before: the lookup and the insert under one lock. Returns nil if the key path is not
     /// known yet (or the owner has deinitialized); the caller resolves it and uses `attach`.
+    ///
+    /// A key path not known here but resolved on another object of the class is resolved
+    /// from the class's table under the same lock (the storage's immutable serial, read off the
+    /// owner) and remembered: an object's first token takes this lock once, where resolving
+    /// first and attaching then took it three times.
     func attach(
         _ subscription: Subscription, keyPath: AnyKeyPath, hooks: inout ObservationStateHooks
     ) -> (serial: UInt64, slot: Int)? {
         let result = withLock { state -> (serial: UInt64, slot: Int, transition: Bool)? in
-            guard !state.isDead, let serial = state.resolvedKeys.serial(for: keyPath)
-            else { return nil }
+            guard !state.isDead else { return nil }
+            var known = state.resolvedKeys.serial(for: keyPath)
+            if known == nil {
+                // The owner is alive: we hold the lock and it is not dead (see `owner`). The
+                // class table's lock is a leaf: nothing is locked inside it.
+                known = owner._withUnsafeGuaranteedRef { owner in
+                    PropertyTable(owner).entry(forKeyPath: keyPath)?.serial(in: owner)
+                }
+                if let known { state.resolvedKeys.remember(keyPath, serial: known) }
+            }
+            guard let serial = known else { return nil }
             let (slot, transition) = insert(subscription, serial: serial, isLeaf: true, into: &state)
             return (serial, slot, transition)
         }
@@ -132,6 +150,7 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
 
     /// Removes an edge added by `attach`. A no-op once the owner has deinitialized.
     func detach(serial: UInt64, slot: Int, hooks: inout ObservationStateHooks) {
+        if isDeadHint.load(ordering: .relaxed) { return }  // nothing is left attached
         if Self.keepsSeenVersions(serial) {
             seenEdgeDetaching(serial: serial, slot: slot)
         }
@@ -624,7 +643,8 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
 
     /// The name of a property of the deinitialized owner, if tokens rooted here were alive then.
     func rememberedName(ofSerial serial: UInt64) -> String? {
-        withLock { state in state.namesAfterDeinit.first { $0.serial == serial }?.name }
+        let index = withLock { state in state.namesAfterDeinit.first { $0.serial == serial }?.index }
+        return index.map { PropertyTable.of(ownerType).entries[$0].name }
     }
 
     /// Observations watching `serial` (or `*`), for introspection: distinct subscriptions,
@@ -697,49 +717,88 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
 
     /// Called from the owner's deinit: ends the tokens rooted here (they keep a description
     /// naming their properties) and retargets paths that ran through the owner.
+    ///
+    /// The subscriptions are taken out under the lock into a buffer on the stack (a model's
+    /// few tokens; a heap array past `deinitBufferCapacity`), retained, and told outside it.
     func ownerDidDeinit(owner: ObservableModelBase) {
-        let (members, retained) = withLock { state -> ([Subscription], [Subscription]) in
-            state.isDead = true
-            // One list for all, sized once (a list per property, appended, allocated each).
-            var members: [Subscription] = []
-            members.reserveCapacity(state.properties.reduce(0) { $0 + $1.members.count })
-            for index in state.properties.indices {
-                state.properties[index].members.removeAll(into: &members)
+        withUnsafeTemporaryAllocation(of: Unmanaged<Subscription>.self, capacity: Self.deinitBufferCapacity) {
+            buffer in
+            var overflow: [Unmanaged<Subscription>] = []
+            let count = withLock { state -> Int in
+                state.isDead = true
+                isDeadHint.store(true, ordering: .relaxed)
+                crowdedBits.store(0, ordering: .relaxed)
+                var total = state.retained.count
+                for index in state.properties.indices { total += state.properties[index].members.count }
+                if total > buffer.count { overflow.reserveCapacity(total) }
+                var count = 0
+                // Retained here, under the lock (the members are alive: see `WeakSet`); the
+                // registry's own references to `retained` go with the array below, while these
+                // keep them alive.
+                func take(_ subscription: Unmanaged<Subscription>) {
+                    _ = subscription.retain()
+                    if total > buffer.count {
+                        overflow.append(subscription)
+                    } else {
+                        buffer.initializeElement(at: count, to: subscription)
+                    }
+                    count += 1
+                }
+                for index in state.properties.indices {
+                    state.properties[index].members.forEachUnretained { member, _ in take(member) }
+                }
+                for subscription in state.retained { take(.passUnretained(subscription)) }
+                state.properties = []
+                state.retained = []
+                return count
             }
-            state.properties = []
-            crowdedBits.store(0, ordering: .relaxed)
-            defer { state.retained = [] }
-            return (members, state.retained)
+            if overflow.isEmpty {
+                let taken = UnsafeBufferPointer(rebasing: buffer[..<count])
+                tellDeinit(taken, owner: owner)
+                for subscription in taken { subscription.release() }
+                // `Unmanaged` is trivial: nothing to deinitialize in the buffer.
+            } else {
+                overflow.withUnsafeBufferPointer { tellDeinit($0, owner: owner) }
+                for subscription in overflow { subscription.release() }
+            }
         }
+    }
+
+    /// Subscriptions of a dying owner taken out on the stack (beyond: a heap array).
+    private static var deinitBufferCapacity: Int { 16 }
+
+    /// `ownerDidDeinit`'s work outside the lock, on the subscriptions it took out (retained by it).
+    private func tellDeinit(_ all: UnsafeBufferPointer<Unmanaged<Subscription>>, owner: ObservableModelBase) {
         // Each subscription once (one may watch several properties here): among a few, a scan
         // of those before it costs less than hashing; among many, a set.
-        let all = members + retained
         var seen = all.count > 16 ? Set<ObjectIdentifier>(minimumCapacity: all.count) : nil
         // Single-property tokens rooted here describe themselves by their property's name from
         // now on: found in the class's cached table by the storage's immutable serial, for the
         // properties such tokens watch only (no reflection, no value read). Stored before any
         // token is told, as telling one may describe it.
-        var names: [(serial: UInt64, name: String)] = []
+        var names: [NameAfterDeinit] = []
         var table: PropertyTable?
-        for subscription in all where subscription.rootRegistry === self {
-            guard let serial = subscription.attachedPropertySerial, !names.contains(where: { $0.serial == serial })
-            else { continue }
+        for member in all {
+            // Borrowed: `all` holds each one.
+            let serial = member._withUnsafeGuaranteedRef { $0.rootRegistry === self ? $0.attachedPropertySerial : nil }
+            guard let serial, !names.contains(where: { $0.serial == serial }) else { continue }
             if table == nil {
                 table = PropertyTable(owner)
                 names.reserveCapacity(all.count)  // one allocation (appending grew it per name)
             }
-            if let name = table!.name(ofSerial: serial, in: owner) { names.append((serial, name)) }
+            if let index = table!.index(ofSerial: serial, in: owner) { names.append(NameAfterDeinit(serial, index)) }
         }
         if !names.isEmpty { withLock { state in state.namesAfterDeinit = names } }
         for index in all.indices {
-            let subscription = all[index]
             if seen != nil {
-                guard seen!.insert(ObjectIdentifier(subscription)).inserted else { continue }
-            } else if all[..<index].contains(where: { $0 === subscription }) {
+                guard seen!.insert(ObjectIdentifier(all[index].takeUnretainedValue())).inserted else { continue }
+            } else if all[..<index].contains(where: { $0.toOpaque() == all[index].toOpaque() }) {
                 continue
             }
-            if subscription.rootRegistry === self { subscription.rememberDescription(root: owner) }
-            subscription.objectDidDeinit(ownerID)
+            all[index]._withUnsafeGuaranteedRef { subscription in
+                if subscription.rootRegistry === self { subscription.rememberDescription(root: owner) }
+                subscription.objectDidDeinit(ownerID)
+            }
         }
     }
 }
@@ -758,8 +817,8 @@ struct RegistryState {
     var isDead = false
     /// Whether a path walk has read the owner's properties (see `readForPath`).
     var isReadByPaths = false
-    /// Property names read in the owner's deinit, for the descriptions of tokens rooted there.
-    var namesAfterDeinit: [(serial: UInt64, name: String)] = []
+    /// Properties named in the owner's deinit, for the descriptions of tokens rooted there.
+    var namesAfterDeinit: [NameAfterDeinit] = []
     var resolvedKeys = ResolvedKeys()
 
     /// The owner's computed states that have computed, by serial: what `syncSeen` brings up to
@@ -801,6 +860,19 @@ struct RegistryState {
         let serial = properties[index].serial
         if serial == PathStep.wildcardSerial { return false }
         return properties.contains { $0.serial == PathStep.wildcardSerial && !$0.members.isEmpty }
+    }
+}
+
+/// A property of a deinitialized owner that tokens rooted there watched: its storage's serial,
+/// and its entry in the owner's class table, which names it. Two integers, so that the list
+/// costs one allocation to make and nothing per element to destroy.
+struct NameAfterDeinit {
+    let serial: UInt64
+    let index: Int
+
+    init(_ serial: UInt64, _ index: Int) {
+        self.serial = serial
+        self.index = index
     }
 }
 

@@ -37,18 +37,18 @@ final class SubscriptionExtras: Locked<SubscriptionExtras.State>, @unchecked Sen
     /// the lock.
     func takeEnded() -> Ended {
         withLock { state in
-            defer {
-                state.edges = []
-                state.oldValue = nil
-                state.lastEndpoints = []
-            }
-            return Ended(edges: state.edges, oldValue: state.oldValue, lastEndpoints: state.lastEndpoints)
+            // Moved out, not copied and emptied: no retain and release of each part.
+            var ended = Ended()
+            swap(&ended.edges, &state.edges)
+            swap(&ended.oldValue, &state.oldValue)
+            swap(&ended.lastEndpoints, &state.lastEndpoints)
+            return ended
         }
     }
 
     struct Ended {
-        let edges: [Edge]
-        let oldValue: Any?
-        let lastEndpoints: [StoredEndpoint]
+        var edges: [Edge] = []
+        var oldValue: Any?
+        var lastEndpoints: [StoredEndpoint] = []
     }
 }

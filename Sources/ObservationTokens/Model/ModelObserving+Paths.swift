@@ -8,7 +8,7 @@ extension ModelObserving where Self: ObservableModelBase {
     ) -> ObservationToken {
         let isValid = checkChains([chain.steps], fileID: fileID, line: line)
         let token = makeToken(
-            paths: [chain.path], observer: observer, options: isValid ? options : [], queue: queue,
+            paths: chain.paths, observer: observer, options: isValid ? options : [], queue: queue,
             site: CreationSite(fileID: fileID, line: line, kind: kind, options: options), callback: callback)
         if !isValid { token.invalidate() }
         return token

@@ -189,7 +189,14 @@ struct PropertyTable: Sendable {
     ///
     /// - Complexity: O(*p*) reads of immutable serials.
     func name(ofSerial serial: UInt64, in object: ObservableModelBase) -> String? {
-        entries.first { $0.serial(in: object) == serial }?.name
+        index(ofSerial: serial, in: object).map { entries[$0].name }
+    }
+
+    /// The index in `entries` of the property of `object` whose storage has `serial`.
+    ///
+    /// - Complexity: O(*p*) reads of immutable serials.
+    func index(ofSerial serial: UInt64, in object: ObservableModelBase) -> Int? {
+        entries.firstIndex { $0.serial(in: object) == serial }
     }
 }
 

@@ -191,7 +191,20 @@ public struct KeyPathChain<Root: ObservableModelBase, Value>: @unchecked Sendabl
         model._readExclusively { read(segment, on: model) }
     }
 
-    var path: ObservedPath { ObservedPath(steps: steps) }
+    /// The chain's path, shared by every token of the chain (`ObservedPath.chainPaths`).
+    var path: ObservedPath { paths[0] }
+
+    /// `[path]`, one array shared by every token of the chain.
+    var paths: [ObservedPath] { ObservedPath.chainPaths(steps) }
+
+    /// The chain without its steps, for a callback to evaluate: a token's path holds the steps,
+    /// so the callback's context needs only `evaluate`.
+    var forEvaluation: KeyPathChain { KeyPathChain(steps: [], evaluate: evaluate) }
+
+    private init(steps: [PathStep], evaluate: @escaping (Root) -> Value) {
+        self.steps = steps
+        self.evaluate = evaluate
+    }
 }
 
 extension Sequence<PathStep> {

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// One key path that a subscription watches, rooted at the token's observed object.
 ///
 /// A path is a list of steps. Walking it from the root yields the edges to attach — one per
@@ -18,7 +20,14 @@ final class ObservedPath: Sendable {
     /// this way a key costs no retain and release, where copying its step costs both.
     private let unretainedKeys: SmallArray<Unmanaged<TypedKeyBox>?>
 
-    init(steps: some Sequence<PathStep>) {
+    /// Whether this path is a typed chain's shared path (`chainPaths`), which remembers that it
+    /// is describable without objects once it was.
+    private let isShared: Bool
+    /// Shared paths: 1 once `isDescribableWithoutObjects` was true.
+    private let describableWithoutObjects = Atomic<UInt8>(0)
+
+    init(steps: some Sequence<PathStep>, isShared: Bool = false) {
+        self.isShared = isShared
         self.steps = SmallArray(steps)
         unretainedKeys = SmallArray(self.steps.lazy.map(Self.unretainedKey))
         hasInnerWildcard = self.steps.dropLast().contains { if case .wildcard = $0 { true } else { false } }
@@ -42,6 +51,7 @@ final class ObservedPath: Sendable {
         unretainedKeys = keys
         hasInnerWildcard = false
         typedIdentity = nil
+        isShared = false
     }
 
     private static func unretainedKey(_ step: PathStep) -> Unmanaged<TypedKeyBox>? {
@@ -78,12 +88,63 @@ final class ObservedPath: Sendable {
     /// table. Then a token's description needs nothing remembered when its root deinitializes
     /// (remembering walked the path and built the string, ≈ 5,000 instructions per path token
     /// in every model's deinit).
+    ///
+    /// A shared path (a typed chain's) remembers a true answer: its key paths stay in the
+    /// tables, so that every root's deinit pays one load for it.
     var isDescribableWithoutObjects: Bool {
-        steps.allSatisfy { step in
+        if isShared, describableWithoutObjects.load(ordering: .relaxed) != 0 { return true }
+        let describable = steps.allSatisfy { step in
             guard case .typed(let box) = step else { return true }
             let key = box.key
             guard let root = type(of: key.keyPath).rootType as? ObservableModelBase.Type else { return false }
             return PropertyTable.of(root).entry(forKeyPath: key.keyPath) != nil
+        }
+        if isShared, describable { describableWithoutObjects.store(1, ordering: .relaxed) }
+        return describable
+    }
+
+    // MARK: Shared chain paths
+
+    /// A typed chain's steps as a cache key: equal when their key path objects are the same
+    /// (chains give equal key paths one object: `KeyPathIdentity`).
+    private struct ChainKey: Hashable, @unchecked Sendable {  // key paths are immutable
+        let steps: [PathStep]
+
+        static func == (lhs: ChainKey, rhs: ChainKey) -> Bool {
+            lhs.steps.count == rhs.steps.count
+                && zip(lhs.steps, rhs.steps).allSatisfy { identity(of: $0) == identity(of: $1) }
+        }
+
+        func hash(into hasher: inout Hasher) {
+            for step in steps { hasher.combine(Self.identity(of: step)) }
+        }
+
+        static func identity(of step: PathStep) -> ObjectIdentifier? {
+            if case .typed(let box) = step { ObjectIdentifier(box.key.keyPath) } else { nil }
+        }
+    }
+
+    /// Typed chains' path lists, one per chain of key path objects: its tokens share it. The
+    /// key keeps the key path objects alive, so an identity can't be reused while cached.
+    private static let chainPaths = Locked<[ChainKey: [ObservedPath]]>(state: [:])
+
+    /// Chains remembered (key paths built at run time can make new ones without end; past this
+    /// many, a chain's tokens get a path each).
+    static var chainPathLimit: Int { 1_024 }
+
+    /// The path list (`[ObservedPath(steps: steps)]`) of a typed chain, shared by all its tokens:
+    /// a token then holds one reference to it, where a path of its own was nine objects to make
+    /// and free (the path, its arrays, the steps' boxes and the readers' contexts).
+    static func chainPaths(_ steps: [PathStep]) -> [ObservedPath] {
+        guard steps.allSatisfy({ ChainKey.identity(of: $0) != nil }) else { return [ObservedPath(steps: steps)] }
+        let key = ChainKey(steps: steps)
+        if let known = chainPaths.withLock({ $0[key] }) { return known }
+        let made = [ObservedPath(steps: steps, isShared: true)]
+        return chainPaths.withLock { state in
+            if let known = state[key] { return known }
+            guard state.count < chainPathLimit else { return made }
+            state[key] = made
+            return made
         }
     }
 
