@@ -459,8 +459,9 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
         // (A further set whose members are all pending still skips all this before calling:
         // see `SettledMark`.)
         withLock { state in
-            // Whether every member is left pending with nothing more to tell (then the property
-            // is marked settled for further sets), and the epoch that must not move meanwhile.
+            // Whether every member was pending already, with nothing more to tell (then the
+            // property is marked settled for further sets), and the epoch that must not move
+            // meanwhile.
             var settles = true
             let epochBefore = state.settledEpoch?.value.load(ordering: .sequentiallyConsistent) ?? 1
             // Scanned in place through mutable buffers: a read-only copy of an entry (or of an
@@ -479,6 +480,9 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
                         switch route {
                         case .settled: return
                         case .enqueue:
+                            // The tick's first set: the next one marks (a set per tick, the usual
+                            // case, never pays for the mark).
+                            settles = false
                             guard let first = firstPlain else {
                                 firstPlain = member.retain()  // under the lock: it can't go away
                                 return

@@ -23,8 +23,9 @@ final class DrainEpoch: Sendable {
 ///   delivery.
 ///
 /// A set's scan under the lock places the bit when every member of the property and of `*` was
-/// pending already or was made pending by that scan (no `.immediate` mode, no old value to take,
-/// no path running through the property), all on that queue, with the epoch read before and
+/// pending already (the tick's second set, then), with nothing more to be told until its
+/// delivery (no `.immediate` mode, no old value to take, no path running through the
+/// property), all on that queue, with the epoch read before and
 /// after the scan equal and even (no drain began or ran meanwhile), and no other observed
 /// property sharing the bit. Any change of members (attach, detach) clears the whole word;
 /// a drain's start moves the epoch, which makes the word stale without touching it.
@@ -38,8 +39,7 @@ final class DrainEpoch: Sendable {
 ///   comes before that start in the epoch's modification order, so it synchronizes with it (it
 ///   releases; the drain's read-modify-write acquires, and later ones continue the release
 ///   sequence): every delivery of that drain, or of a later one, reads the value the set
-///   stored. A member made pending by the marking scan and queued only after its lock was
-///   released is delivered by a later drain, which is ordered the same way.
+///   stored.
 /// - Once a drain has begun delivering the members (it may have cleared a flag already), the
 ///   epoch is not the word's any more: the compare-and-swap fails and the set takes the lock and
 ///   marks each member again, as it would without the word. A plain load of the epoch would not
@@ -91,12 +91,15 @@ extension Registry {
         }
     }
 
-    /// After a scan of `serial`'s members (and `*`'s) that left them all pending with nothing
+    /// After a scan of `serial`'s members (and `*`'s) that found them all pending with nothing
     /// more to tell, begun at `epochBefore`: marks the property settled if the conditions in
     /// `SettledMark` hold. Under the lock; out of line (once per tick and property).
     @inline(never)
     func markSettled(serial: UInt64, epochBefore: UInt64, _ state: inout RegistryState) {
-        guard let epoch = state.settledEpoch else {
+        // The state keeps the epoch object: borrowed through its bits (a copy of the reference
+        // retained and released it, a quarter of this function's cost).
+        let epochBits = settledEpochBits.load(ordering: .relaxed)
+        guard let epochPointer = UnsafeRawPointer(bitPattern: epochBits) else {
             // The first mark: this registry's queue is its first member's.
             for property in state.properties
             where property.serial == serial || property.serial == PathStep.wildcardSerial {
@@ -116,7 +119,10 @@ extension Registry {
         for property in state.properties where !property.members.isEmpty {
             if property.serial == serial || property.serial == PathStep.wildcardSerial {
                 property.members.forEachUnretained { member, _ in
-                    if onOneQueue, member._withUnsafeGuaranteedRef({ $0.queue.drainEpoch !== epoch }) {
+                    if onOneQueue,
+                        member._withUnsafeGuaranteedRef({ UInt(bitPattern: ObjectIdentifier($0.queue.drainEpoch)) })
+                            != epochBits
+                    {
                         onOneQueue = false
                     }
                 }
@@ -124,7 +130,10 @@ extension Registry {
                 return  // another observed property shares the bit
             }
         }
-        guard onOneQueue, epoch.value.load(ordering: .sequentiallyConsistent) == epochBefore else { return }
+        let epochNow = Unmanaged<DrainEpoch>.fromOpaque(epochPointer)._withUnsafeGuaranteedRef {
+            $0.value.load(ordering: .sequentiallyConsistent)
+        }
+        guard onOneQueue, epochNow == epochBefore else { return }
         let current = settledMark.load(ordering: .relaxed)
         let bits = SettledMark.epoch(of: current) == epochBefore ? current & SettledMark.propertyMask : 0
         settledMark.store(SettledMark.word(epoch: epochBefore, bits: bits | bit), ordering: .releasing)
