@@ -400,7 +400,7 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
     func readCachedModel(_ box: TypedKeyBox, on object: ObservableModelBase) -> (
         serial: UInt64, next: ObservableModelBase??, version: Int
     )? {
-        guard let reader = box.key.modelReader else { return nil }
+        guard box.key.modelReader != nil else { return nil }
         return withLock { state in
             // A computed value is read outside the lock, by the general route: reading it may
             // compute it, which runs user code.
@@ -411,7 +411,8 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
             }
             object._beginExclusiveRead()
             defer { object._endExclusiveStore() }
-            let next = reader(object, box.key.keyPath)
+            // Called in place, not bound first: a copy of the closure retained its context.
+            let next = box.key.modelReader.unsafelyUnwrapped(object, box.key.keyPath)
             // Read while holding the bit (see `readForPathVersioned`).
             return (serial, next, object.storeVersion & ~ObservableModelBase._storeBit)
         }

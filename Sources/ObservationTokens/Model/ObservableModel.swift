@@ -110,6 +110,14 @@ open class ObservableModelBase {
         return Unmanaged<Registry>.fromOpaque(UnsafeRawPointer(bitPattern: bits)!).takeUnretainedValue()
     }
 
+    /// Runs `body` on the registry, borrowed (no retain: `self` keeps it alive), if one exists.
+    @inline(__always)
+    final func withExistingRegistry<R>(_ body: (Registry) -> R?) -> R? {
+        let bits = registryBits.load(ordering: .acquiring)
+        guard bits != 0 else { return nil }
+        return Unmanaged<Registry>.fromOpaque(UnsafeRawPointer(bitPattern: bits)!)._withUnsafeGuaranteedRef(body)
+    }
+
     /// The registry, created on first use.
     final var registry: Registry {
         if let existing = existingRegistry { return existing }
