@@ -47,7 +47,9 @@ final class DrainEpoch: Sendable {
 ///   starts and delivers the old value (store→load reordering); the read-modify-write is the
 ///   fence, and what gives the thread sanitizer the happens-before edge.
 /// - A set that loaded the word before an attach cleared it runs concurrently with that attach,
-///   and may be ordered before it (as a set that took the lock first would be).
+///   and may be ordered before it (as a set that took the lock first would be). The clear and
+///   the set's load are sequentially consistent, so a set that the program orders after the
+///   attach (through its own sequentially consistent atomics, say) sees the cleared word.
 /// - The epoch object is retained by the registry, so a mark never reaches a queue that is gone.
 enum SettledMark {
     /// A serial's bit in the word: one of 16 (`*`, serial 0, has bit 0).
@@ -76,7 +78,10 @@ extension Registry {
     /// Lock-free; one load when the property is not marked.
     @inline(__always)
     func skipsSettledSet(serial: UInt64) -> Bool {
-        let mark = settledMark.load(ordering: .acquiring)
+        // Sequentially consistent (a plain load on x86-64), like the clear below: a set ordered
+        // after an attach by the program's own sequentially consistent synchronization sees the
+        // word the attach cleared.
+        let mark = settledMark.load(ordering: .sequentiallyConsistent)
         guard mark & SettledMark.bit(serial) != 0 else { return false }
         return Self.epochHolds(mark, in: settledEpochBits.load(ordering: .acquiring))
     }
@@ -139,9 +144,10 @@ extension Registry {
         settledMark.store(SettledMark.word(epoch: epochBefore, bits: bits | bit), ordering: .releasing)
     }
 
-    /// Members changed: no property is settled any more. Under the lock.
+    /// Members changed: no property is settled any more. Under the lock. Sequentially consistent
+    /// (see `skipsSettledSet`); stored only when a mark is there.
     @inline(__always)
     func clearSettled() {
-        if settledMark.load(ordering: .relaxed) != 0 { settledMark.store(0, ordering: .relaxed) }
+        if settledMark.load(ordering: .relaxed) != 0 { settledMark.store(0, ordering: .sequentiallyConsistent) }
     }
 }
