@@ -49,11 +49,9 @@ public final class CoalescingQueue: Sendable {
 
     private let state = Locked(state: QueueState())
 
-    /// Even while no drain runs; a drain adds 1 when it starts and 1 when it ends. A
-    /// subscription's pending flag is cleared only by its delivery, inside a drain of its
-    /// queue, so an unchanged even epoch proves that the tokens found pending at that epoch
-    /// still are (`SettledMembers`).
-    let drainEpoch = Atomic<UInt64>(0)
+    /// Even while no drain runs; a drain adds 1 when it starts and 1 when it ends (see
+    /// `DrainEpoch`, and `SettledMark` for what reads it).
+    let drainEpoch = DrainEpoch()
 
     /// What bindings add to a drain's count, taken when it ends: a delivery that wrote nothing
     /// takes 1 off, a binding pushed within another's delivery adds 1 (see `BindingLink`).
@@ -92,7 +90,7 @@ public final class CoalescingQueue: Sendable {
         let drainID = state.withLock { state -> UInt64? in
             guard !state.isDraining else { return nil }
             state.isDraining = true
-            drainEpoch.wrappingAdd(1, ordering: .sequentiallyConsistent)
+            drainEpoch.value.wrappingAdd(1, ordering: .sequentiallyConsistent)
             state.drainCount &+= 1
             return state.drainCount
         }
@@ -110,7 +108,7 @@ public final class CoalescingQueue: Sendable {
             let batch = state.withLock { state -> [Item]? in
                 guard state.items.isEmpty else { return state.takeItems(leaving: &spare) }
                 state.isDraining = false
-                drainEpoch.wrappingAdd(1, ordering: .sequentiallyConsistent)
+                drainEpoch.value.wrappingAdd(1, ordering: .sequentiallyConsistent)
                 if !deferred.isEmpty { state.insert(contentsOf: deferred, at: 0) }
                 state.reuse(&spare)
                 state.isScheduled = false

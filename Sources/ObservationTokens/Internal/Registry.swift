@@ -54,11 +54,14 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
         1 << (serial & 63)
     }
 
-    /// The crowded properties (and `*`), one bit each (`serialBit`; see
-    /// `SettledMembers.isCrowded`): only a set of one of them looks for settled members.
-    /// Changed under the lock. (A bit two crowded properties share is cleared when one of them
-    /// stops being crowded: the other's further sets then scan as usual.)
-    let crowdedBits = Atomic<UInt64>(0)
+    /// The properties whose members are all pending at an epoch of the registry's queue, and that
+    /// epoch (see `SettledMark`): a further set of one of them skips the lock. Written under the
+    /// lock, read without it.
+    let settledMark = Atomic<UInt64>(0)
+
+    /// The bits of `RegistryState.settledEpoch` (unretained: the state keeps it), or 0. Set
+    /// once, under the lock, before any mark.
+    let settledEpochBits = Atomic<UInt>(0)
 
     /// How many `observeWillChange` observations are registered here (among `retained`): a
     /// store checks this word before looking for them.
@@ -133,10 +136,7 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
         let wasObserved = reportsObservationState && state.isObserved(propertyAt: index)
         let wasEmpty = state.properties[index].members.isEmpty
         let slot = state.properties[index].members.insert(subscription, flag: isLeaf)
-        if state.properties[index].members.count >= Self.settlingThreshold || state.properties[index].settling.isCounted
-        {
-            membersChanged(&state.properties[index])
-        }
+        clearSettled()
         if Self.keepsSeenVersions(serial) { seenEdgeAttached(subscription, serial: serial, slot: slot, &state) }
         if wasEmpty {
             // The owner is alive: we hold the lock and it is not dead (see `owner`).
@@ -160,11 +160,7 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
             }
             let before = state.properties[index].members.count
             state.properties[index].members.remove(at: slot)
-            if state.properties[index].members.count >= Self.settlingThreshold
-                || state.properties[index].settling.isCounted
-            {
-                membersChanged(&state.properties[index])
-            }
+            clearSettled()
             guard state.properties[index].members.count < before else { return false }
             if state.properties[index].members.isEmpty { lastMemberLeft(state) }
             // An entry left empty stays, with its (small) table, for the property's next observer.
@@ -423,7 +419,7 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
     func readCachedModel(_ box: TypedKeyBox, on object: ObservableModelBase) -> (
         serial: UInt64, next: ObservableModelBase??, version: Int
     )? {
-        guard let reader = box.key.modelReader else { return nil }
+        guard box.key.modelReader != nil else { return nil }
         return withLock { state in
             // A computed value is read outside the lock, by the general route: reading it may
             // compute it, which runs user code.
@@ -434,7 +430,8 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
             }
             object._beginExclusiveRead()
             defer { object._endExclusiveStore() }
-            let next = reader(object, box.key.keyPath)
+            // Called in place, not bound first: a copy of the closure retained its context.
+            let next = box.key.modelReader.unsafelyUnwrapped(object, box.key.keyPath)
             // Read while holding the bit (see `readForPathVersioned`).
             return (serial, next, object.storeVersion & ~ObservableModelBase._storeBit)
         }
@@ -479,15 +476,14 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
         // And for the subscriptions that need work after unlocking (a path through this
         // property, immediate mode): usually one, which needs no list either.
         var needsWork: NeedsWork?
-        // A further set in the tick, with every member of a crowded property pending still:
-        // nothing to do, O(1) however many they are. Only sets of such a property look.
-        if crowdedBits.load(ordering: .relaxed) & (Self.serialBit(serial) | Self.serialBit(PathStep.wildcardSerial))
-            != 0,
-            skipsFurtherSet(serial: serial)
-        {
-            return nil
-        }
+        // (A further set whose members are all pending still skips all this before calling:
+        // see `SettledMark`.)
         withLock { state in
+            // Whether every member was pending already, with nothing more to tell (then the
+            // property is marked settled for further sets), and the epoch that must not move
+            // meanwhile.
+            var settles = true
+            let epochBefore = state.settledEpoch?.value.load(ordering: .sequentiallyConsistent) ?? 1
             // Scanned in place through mutable buffers: a read-only copy of an entry (or of an
             // array) would retain and release its storage on every set.
             state.properties.withUnsafeMutableBufferPointer { properties in
@@ -504,6 +500,9 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
                         switch route {
                         case .settled: return
                         case .enqueue:
+                            // The tick's first set: the next one marks (a set per tick, the usual
+                            // case, never pays for the mark).
+                            settles = false
                             guard let first = firstPlain else {
                                 firstPlain = member.retain()  // under the lock: it can't go away
                                 return
@@ -517,6 +516,7 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
                             return
                         case .slowPath: break
                         }
+                        settles = false
                         let subscription = member.takeUnretainedValue()
                         if subscription.isImmediate || !isLeaf {
                             switch needsWork {
@@ -540,6 +540,7 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
                     }
                 }
             }
+            if settles { markSettled(serial: serial, epochBefore: epochBefore, &state) }
         }
         // Plain subscriptions are single-property tokens on this property: rooted here.
         if let plain {
@@ -629,10 +630,6 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
     private enum Route {
         case settled, enqueue, slowPath
     }
-
-    /// The number of members from which a property remembers that they are all pending
-    /// (`SettledMembers`): below it, telling each again costs no more than the check.
-    static var settlingThreshold: Int { 8 }
 
     /// What a set's slow path hands to `work`: one subscription, retained by hand under the
     /// lock, or a list.
@@ -727,7 +724,6 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
             let count = withLock { state -> Int in
                 state.isDead = true
                 isDeadHint.store(true, ordering: .relaxed)
-                crowdedBits.store(0, ordering: .relaxed)
                 var total = state.retained.count
                 for index in state.properties.indices { total += state.properties[index].members.count }
                 if total > buffer.count { overflow.reserveCapacity(total) }
@@ -808,12 +804,13 @@ struct RegistryState {
         let serial: UInt64
         /// Subscriptions, each with whether the edge is a path's leaf.
         var members = WeakSet<Subscription>()
-        /// Whether a further set in the tick may skip the members (`SettledMembers`).
-        var settling = SettledMembers()
     }
 
     var properties: [PropertyObservers] = []
     var retained: [Subscription] = []
+    /// The drain epoch of the queue that settled marks are made for (`SettledMark`): the first
+    /// member's queue when a set first could mark. Set once.
+    var settledEpoch: DrainEpoch?
     var isDead = false
     /// Whether a path walk has read the owner's properties (see `readForPath`).
     var isReadByPaths = false

@@ -80,18 +80,21 @@ extension Subscription {
         var more: [(path: Int32, step: Int32)] = []
         extras.withLock { state in
             guard isActive else { return }
-            for edge in state.edges
-            where !edge.isLeaf && (edge.serial == serial || edge.serial == PathStep.wildcardSerial)
-                && edge.registry === changed
-            {
-                if first == nil {
-                    first = (edge.path, edge.step)
-                } else if first!.path == edge.path {
-                    first!.step = min(first!.step, edge.step)
-                } else if let index = more.firstIndex(where: { $0.path == edge.path }) {
-                    more[index].step = min(more[index].step, edge.step)
-                } else {
-                    more.append((edge.path, edge.step))
+            // Through the buffer: iterating the array would retain and release it.
+            state.edges.withUnsafeBufferPointer { edges in
+                for edge in edges
+                where !edge.isLeaf && (edge.serial == serial || edge.serial == PathStep.wildcardSerial)
+                    && edge.registry === changed
+                {
+                    if first == nil {
+                        first = (edge.path, edge.step)
+                    } else if first!.path == edge.path {
+                        first!.step = min(first!.step, edge.step)
+                    } else if let index = more.firstIndex(where: { $0.path == edge.path }) {
+                        more[index].step = min(more[index].step, edge.step)
+                    } else {
+                        more.append((edge.path, edge.step))
+                    }
                 }
             }
         }

@@ -17,6 +17,11 @@ func _valuesAreIdentical<Value>(_ lhs: Value, _ rhs: Value) -> Bool {
     if Value.self == Bool.self { return unsafeBitCast(lhs, to: Bool.self) == unsafeBitCast(rhs, to: Bool.self) }
     if Value.self == Double.self { return unsafeBitCast(lhs, to: Double.self) == unsafeBitCast(rhs, to: Double.self) }
     if Value.self == String.self { return unsafeBitCast(lhs, to: String.self) == unsafeBitCast(rhs, to: String.self) }
+    // An optional reference to a class (`var owner: Item?`): its one word is the object's address
+    // or 0, compared inline (the cast is decided when the function is specialized).
+    if Value.self is any _OptionalObjectReference.Type, MemoryLayout<Value>.size == MemoryLayout<UInt>.size {
+        return unsafeBitCast(lhs, to: UInt.self) == unsafeBitCast(rhs, to: UInt.self)
+    }
     return withUnsafePointer(to: lhs) { left in
         withUnsafePointer(to: rhs) { right in
             _compareValues(left, right, of: Value.self)
@@ -148,3 +153,11 @@ extension Optional: _OptionalReference {
         return wrapped as AnyObject
     }
 }
+
+/// Optionals of class references, which `_valuesAreIdentical` compares by address inline. (An
+/// optional class-bound existential is wider than a word: the size test leaves it to
+/// `ValueComparator`.)
+@usableFromInline
+protocol _OptionalObjectReference {}
+
+extension Optional: _OptionalObjectReference where Wrapped: AnyObject {}

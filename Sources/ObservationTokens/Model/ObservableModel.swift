@@ -110,6 +110,14 @@ open class ObservableModelBase {
         return Unmanaged<Registry>.fromOpaque(UnsafeRawPointer(bitPattern: bits)!).takeUnretainedValue()
     }
 
+    /// Runs `body` on the registry, borrowed (no retain: `self` keeps it alive), if one exists.
+    @inline(__always)
+    final func withExistingRegistry<R>(_ body: (Registry) -> R?) -> R? {
+        let bits = registryBits.load(ordering: .acquiring)
+        guard bits != 0 else { return nil }
+        return Unmanaged<Registry>.fromOpaque(UnsafeRawPointer(bitPattern: bits)!)._withUnsafeGuaranteedRef(body)
+    }
+
     /// The registry, created on first use.
     final var registry: Registry {
         if let existing = existingRegistry { return existing }
@@ -220,7 +228,18 @@ open class ObservableModelBase {
         let bits = registryBits.load(ordering: .acquiring)
         guard bits != 0 else { return }
         // `self` keeps the registry alive, so it can be used without a retain.
-        let immediate = Unmanaged<Registry>.fromOpaque(UnsafeRawPointer(bitPattern: bits)!)._withUnsafeGuaranteedRef {
+        let registry = Unmanaged<Registry>.fromOpaque(UnsafeRawPointer(bitPattern: bits)!)
+        // A further set whose tokens are all pending still: one load and a compare-and-swap,
+        // no lock (see `SettledMark`). Everything else is out of line, so that this part saves
+        // no registers.
+        if registry._withUnsafeGuaranteedRef({ $0.skipsSettledSet(serial: serial) }) { return }
+        _tellObservers(registry, serial: serial, oldValue: oldValue)
+    }
+
+    /// `_propertyDidChange` once it has someone to tell.
+    @inline(never)
+    private final func _tellObservers(_ registry: Unmanaged<Registry>, serial: UInt64, oldValue: () -> Any) {
+        let immediate = registry._withUnsafeGuaranteedRef {
             $0.propertyDidChange(owner: self, serial: serial, oldValue: oldValue)
         }
         // `.immediate` callbacks run from this small frame, not the registry's. An `.immediate`

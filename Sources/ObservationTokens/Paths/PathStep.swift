@@ -289,7 +289,8 @@ struct TypedKey: @unchecked Sendable {
 
     /// `PathStep.resolveSerial(on:)` for this key, without building a step (a boxed value).
     func resolveSerial(on object: ObservableModelBase) -> UInt64? {
-        if let serial = object.existingRegistry?.cachedSerial(for: keyPath) { return serial }
+        // The registry borrowed: a retarget resolves its new leaf here on every set that moves it.
+        if let serial = object.withExistingRegistry({ $0.cachedSerial(for: keyPath) }) { return serial }
         if let serial = PathStep.serialFromClass(of: self, on: object) { return serial }
         return PathStep.key(self).resolve(on: object)?.serial
     }

@@ -1,0 +1,153 @@
+import Synchronization
+
+/// A coalescing queue's drain epoch, in an object of its own: registries keep it (retained)
+/// for the lock-free check of a further set (`Registry.skipsSettledSet`), which must never touch
+/// a queue that may be gone. Holds nothing but the word, so keeping it keeps nothing else alive.
+///
+/// Even while no drain runs; a drain adds 1 when it starts and 1 when it ends (with
+/// read-modify-writes, sequentially consistent). A subscription's pending flag is cleared only
+/// by its delivery, inside a drain of its queue, so an unchanged even epoch proves that the
+/// subscriptions found pending at that epoch still are.
+final class DrainEpoch: Sendable {
+    let value = Atomic<UInt64>(0)
+}
+
+/// What lets a further set of a property whose tokens are all pending skip the registry: its
+/// lock, its scan and every token. One word per registry (`Registry.settledMark`), read with one
+/// atomic load before the lock:
+///
+/// - bits 0–15: the settled properties, one bit each (`bit(_:)`, serials 16 apart share one);
+/// - bits 16–63: the drain epoch (halved: it is even) of the registry's queue
+///   (`Registry.settledEpoch`, the first queue a mark was made for) at which every member of
+///   those properties, and of `*`, was found pending with nothing more to be told until its
+///   delivery.
+///
+/// A set's scan under the lock places the bit when every member of the property and of `*` was
+/// pending already (the tick's second set, then), with nothing more to be told until its
+/// delivery (no `.immediate` mode, no old value to take, no path running through the
+/// property), all on that queue, with the epoch read before and
+/// after the scan equal and even (no drain began or ran meanwhile), and no other observed
+/// property sharing the bit. Any change of members (attach, detach) clears the whole word;
+/// a drain's start moves the epoch, which makes the word stale without touching it.
+///
+/// A further set stores, compares, loads the word and, if its property's bit is set, skips
+/// everything when a compare-and-swap of the epoch from the word's to the same value succeeds.
+/// Why that is enough, under threads:
+///
+/// - The marked members stay pending until a drain of their queue delivers them, and that drain
+///   starts with a read-modify-write of the epoch. A compare-and-swap that finds the word's epoch
+///   comes before that start in the epoch's modification order, so it synchronizes with it (it
+///   releases; the drain's read-modify-write acquires, and later ones continue the release
+///   sequence): every delivery of that drain, or of a later one, reads the value the set
+///   stored.
+/// - Once a drain has begun delivering the members (it may have cleared a flag already), the
+///   epoch is not the word's any more: the compare-and-swap fails and the set takes the lock and
+///   marks each member again, as it would without the word. A plain load of the epoch would not
+///   do: the set's store of the value could still be in its CPU's store buffer while a drain
+///   starts and delivers the old value (store→load reordering); the read-modify-write is the
+///   fence, and what gives the thread sanitizer the happens-before edge.
+/// - A set that loaded the word before an attach cleared it runs concurrently with that attach,
+///   and may be ordered before it (as a set that took the lock first would be). The clear and
+///   the set's load are sequentially consistent, so a set that the program orders after the
+///   attach (through its own sequentially consistent atomics, say) sees the cleared word.
+/// - The epoch object is retained by the registry, so a mark never reaches a queue that is gone.
+enum SettledMark {
+    /// A serial's bit in the word: one of 16 (`*`, serial 0, has bit 0).
+    @inline(__always)
+    static func bit(_ serial: UInt64) -> UInt64 {
+        1 << (serial & 15)
+    }
+
+    static var propertyMask: UInt64 { 0xFFFF }
+
+    /// The word for `epoch` (even) with `bits`.
+    static func word(epoch: UInt64, bits: UInt64) -> UInt64 {
+        (epoch << 15) | bits
+    }
+
+    /// The epoch a word was marked at.
+    @inline(__always)
+    static func epoch(of word: UInt64) -> UInt64 {
+        (word >> 16) << 1
+    }
+}
+
+extension Registry {
+    /// Whether a set of `serial` may skip everything: its property is marked settled (see
+    /// `SettledMark`) and the compare-and-swap of its queue's epoch finds the marked one.
+    /// Lock-free; one load when the property is not marked.
+    @inline(__always)
+    func skipsSettledSet(serial: UInt64) -> Bool {
+        // Sequentially consistent (a plain load on x86-64), like the clear below: a set ordered
+        // after an attach by the program's own sequentially consistent synchronization sees the
+        // word the attach cleared.
+        let mark = settledMark.load(ordering: .sequentiallyConsistent)
+        guard mark & SettledMark.bit(serial) != 0 else { return false }
+        return Self.epochHolds(mark, in: settledEpochBits.load(ordering: .acquiring))
+    }
+
+    /// The compare-and-swap of a further set (see `SettledMark`).
+    @inline(__always)
+    static func epochHolds(_ mark: UInt64, in epochBits: UInt) -> Bool {
+        let epoch = SettledMark.epoch(of: mark)
+        guard let pointer = UnsafeRawPointer(bitPattern: epochBits) else { return false }  // set before any mark
+        return Unmanaged<DrainEpoch>.fromOpaque(pointer)._withUnsafeGuaranteedRef {
+            $0.value.compareExchange(expected: epoch, desired: epoch, ordering: .acquiringAndReleasing).exchanged
+        }
+    }
+
+    /// After a scan of `serial`'s members (and `*`'s) that found them all pending with nothing
+    /// more to tell, begun at `epochBefore`: marks the property settled if the conditions in
+    /// `SettledMark` hold. Under the lock; out of line (once per tick and property).
+    @inline(never)
+    func markSettled(serial: UInt64, epochBefore: UInt64, _ state: inout RegistryState) {
+        // The state keeps the epoch object: borrowed through its bits (a copy of the reference
+        // retained and released it, a quarter of this function's cost).
+        let epochBits = settledEpochBits.load(ordering: .relaxed)
+        guard let epochPointer = UnsafeRawPointer(bitPattern: epochBits) else {
+            // The first mark: this registry's queue is its first member's.
+            for property in state.properties
+            where property.serial == serial || property.serial == PathStep.wildcardSerial {
+                if let (first, _) = property.members.firstElement {
+                    let cell = first._withUnsafeGuaranteedRef { $0.queue.drainEpoch }
+                    state.settledEpoch = cell
+                    settledEpochBits.store(
+                        UInt(bitPattern: Unmanaged.passUnretained(cell).toOpaque()), ordering: .releasing)
+                    break
+                }
+            }
+            return  // the next set marks
+        }
+        guard epochBefore & 1 == 0 else { return }
+        let bit = SettledMark.bit(serial)
+        var onOneQueue = true
+        for property in state.properties where !property.members.isEmpty {
+            if property.serial == serial || property.serial == PathStep.wildcardSerial {
+                property.members.forEachUnretained { member, _ in
+                    if onOneQueue,
+                        member._withUnsafeGuaranteedRef({ UInt(bitPattern: ObjectIdentifier($0.queue.drainEpoch)) })
+                            != epochBits
+                    {
+                        onOneQueue = false
+                    }
+                }
+            } else if SettledMark.bit(property.serial) == bit {
+                return  // another observed property shares the bit
+            }
+        }
+        let epochNow = Unmanaged<DrainEpoch>.fromOpaque(epochPointer)._withUnsafeGuaranteedRef {
+            $0.value.load(ordering: .sequentiallyConsistent)
+        }
+        guard onOneQueue, epochNow == epochBefore else { return }
+        let current = settledMark.load(ordering: .relaxed)
+        let bits = SettledMark.epoch(of: current) == epochBefore ? current & SettledMark.propertyMask : 0
+        settledMark.store(SettledMark.word(epoch: epochBefore, bits: bits | bit), ordering: .releasing)
+    }
+
+    /// Members changed: no property is settled any more. Under the lock. Sequentially consistent
+    /// (see `skipsSettledSet`); stored only when a mark is there.
+    @inline(__always)
+    func clearSettled() {
+        if settledMark.load(ordering: .relaxed) != 0 { settledMark.store(0, ordering: .sequentiallyConsistent) }
+    }
+}
