@@ -479,6 +479,8 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
                         // was pending already, and any leaf subscription pending already.
                         let route = member._withUnsafeGuaranteedRef { subscription -> Route in
                             if subscription.isPlain { return subscription.markPending() ? .enqueue : .settled }
+                            // A computed value invalid already, with no computation running.
+                            if !subscription.comparesComputedValues, isLeaf, subscription.isStillStale() { return .settled }
                             return isLeaf && !subscription.isImmediate && subscription.isStillPending()
                                 && !subscription.needsOldValue ? .settled : .slowPath
                         }

@@ -68,6 +68,10 @@ class Subscription: @unchecked Sendable {  // see the rules above
         /// Has (or had) an edge on a computed value or on `*`: deliveries bring those values up to
         /// date and remember the versions seen (`syncComputedEdges`). Never cleared.
         static let computedEdges: UInt32 = 1 << 6
+        /// A computed property's dependencies (`SyntheticDependencies`): its value is invalid
+        /// and no computation of it runs, so a change of a dependency has nothing to invalidate.
+        /// Set and cleared under the computed state's lock.
+        static let stale: UInt32 = 1 << 7
         /// Deliveries running count in the bits from here up.
         static let delivering: UInt32 = 1 << 8
     }
@@ -354,6 +358,26 @@ class Subscription: @unchecked Sendable {  // see the rules above
     @inline(never)
     private func takeQueued() -> Bool {
         flags.bitwiseOr(Flag.queued, ordering: .acquiringAndReleasing).oldValue & Flag.queued == 0
+    }
+
+    /// A computed property's dependencies: its value is invalid and no computation of it runs
+    /// (under the computed state's lock).
+    final func markStale() {
+        flags.bitwiseOr(Flag.stale, ordering: .acquiringAndReleasing)
+    }
+
+    /// A computation of the computed property starts (under the computed state's lock).
+    final func clearStale() {
+        guard flags.load(ordering: .relaxed) & Flag.stale != 0 else { return }
+        flags.bitwiseAnd(~Flag.stale, ordering: .acquiringAndReleasing)
+    }
+
+    /// Whether a change of a dependency has nothing to invalidate (`markStale`). A
+    /// read-modify-write, like `isStillPending`: a computation that starts after it (and clears
+    /// the bit) sees the setter's store.
+    @inline(__always)
+    final func isStillStale() -> Bool {
+        flags.bitwiseOr(0, ordering: .acquiringAndReleasing).oldValue & Flag.stale != 0
     }
 
     /// Marks the subscription pending because a computed value it watches may have changed:

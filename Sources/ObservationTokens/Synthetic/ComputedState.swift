@@ -199,6 +199,7 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedBoo
                     version = book.version
                 } else {
                     book.computing += 1
+                    book.dependencies?.clearStale()
                 }
                 return storage.pointee
             }
@@ -207,6 +208,7 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedBoo
         } else {
             generation = withLock { book -> UInt64 in
                 book.computing += 1
+                book.dependencies?.clearStale()
                 return book.generation
             }
             value = recompute(owner, generation: generation, version: &version)
@@ -477,6 +479,9 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedBoo
             book.generation &+= 1
             published.withdraw()
             defer { book.isValid = false }
+            // Until a computation starts, a change of a dependency has nothing to invalidate:
+            // the registry skips these dependencies (`Subscription.isStillStale`).
+            if book.computing == 0 { book.dependencies?.markStale() }
             return book.isValid || book.computing > 0
         }
         guard tellsDependants else { return }
@@ -498,6 +503,7 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedBoo
         let generation = withLock { book -> UInt64 in
             book.generation &+= 1
             book.computing += 1  // `store` counts it out
+            book.dependencies?.clearStale()
             if book.registry == nil {
                 book.registry = owner.registry
                 isFirst = true
@@ -514,6 +520,7 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedBoo
         withLock { book in
             if book.hasValue {
                 book.isValid = true
+                book.dependencies?.clearStale()
                 publish(storage.pointee)
             }
         }
