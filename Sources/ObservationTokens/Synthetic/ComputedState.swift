@@ -183,11 +183,30 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedBoo
             // (tokens, tracking closures) on its value.
             tokenRead = !SyntheticFrame.isComputing
             _recordObservedAccess(owner, serial: tokenRead ? serial : invalidationSerial, valueType: Value.self)
-            if SyntheticFrame.isProbing, let probed = probedValue() {
-                version = 0
-                return probed
-            }
+            if SyntheticFrame.isProbing { return probingRead(owner, version: &version, tokenRead: tokenRead) }
         }
+        let value = readCurrent(owner, version: &version)
+        // A tracking read (a token's evaluation) notes the version it saw, for its edge here.
+        if tokenRead { AccessCapture.noteVersion(version, serial: serial) }
+        return value
+    }
+
+    /// `readVersioned` while probing: the cached value, valid or not, if there is one. Out of
+    /// line: its `Value?` costs a metadata lookup in this unspecialized code, which the usual
+    /// read should not pay.
+    @inline(never)
+    private func probingRead(_ owner: Model, version: inout UInt64, tokenRead: Bool) -> Value {
+        if let probed = probedValue() {
+            version = 0
+            return probed
+        }
+        let value = readCurrent(owner, version: &version)
+        if tokenRead { AccessCapture.noteVersion(version, serial: serial) }
+        return value
+    }
+
+    /// The valid cached value, or a new computation's.
+    private func readCurrent(_ owner: Model, version: inout UInt64) -> Value {
         var generation: UInt64 = 0
         let value: Value
         if hasStoredValue.load(ordering: .acquiring) {
@@ -213,8 +232,6 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedBoo
             }
             value = recompute(owner, generation: generation, version: &version)
         }
-        // A tracking read (a token's evaluation) notes the version it saw, for its edge here.
-        if tokenRead { AccessCapture.noteVersion(version, serial: serial) }
         return value
     }
 

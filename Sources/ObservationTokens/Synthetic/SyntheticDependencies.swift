@@ -62,11 +62,13 @@ final class SyntheticDependencies: Subscription, AccessAttaching, @unchecked Sen
     }
 
     /// Makes the edges match the storages in `accesses`: attaches new ones before detaching
-    /// old ones.
+    /// old ones. The steady state (the same storages as last time, in the same order) changes
+    /// nothing and allocates nothing.
     func rewire(to accesses: [AccessCapture.TrackedAccess]) {
         var hooks = ObservationStateHooks()
         var released: [(registry: Registry, serial: UInt64, slot: Int)] = []
         edges.withLock { edges in
+            if Self.edges(edges, match: accesses) { return }
             var next: [(registry: Registry, serial: UInt64, slot: Int)] = []
             for access in accesses {
                 if next.contains(where: { $0.serial == access.serial && $0.registry === access.registry }) { continue }
@@ -85,6 +87,25 @@ final class SyntheticDependencies: Subscription, AccessAttaching, @unchecked Sen
         }
         hooks.run()
         withExtendedLifetime(released) {}
+    }
+
+    /// Whether `edges` are exactly the storages in `accesses`, in reading order (repeats of a
+    /// storage read earlier skipped): checked without allocating.
+    private static func edges(
+        _ edges: [(registry: Registry, serial: UInt64, slot: Int)], match accesses: [AccessCapture.TrackedAccess]
+    ) -> Bool {
+        var matched = 0
+        for access in accesses {
+            if matched < edges.count, edges[matched].serial == access.serial,
+                edges[matched].registry === access.registry
+            {
+                matched += 1
+                continue
+            }
+            let isRepeat = edges[..<matched].contains { $0.serial == access.serial && $0.registry === access.registry }
+            if !isRepeat { return false }
+        }
+        return matched == edges.count
     }
 
     /// Detaches every edge and ends the subscription.
