@@ -331,11 +331,13 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
 
     /// The members of exactly `serial` (not `*`), retained: the dependencies of computed
     /// properties that read a computed value, told of its invalidation.
-    func members(of serial: UInt64) -> [Subscription] {
+    func members(of serial: UInt64) -> SmallArray<Subscription> {
         withLock { state in
-            var members: [Subscription] = []
-            for property in state.properties where property.serial == serial {
-                property.members.forEachUnretained { member, _ in members.append(member.takeUnretainedValue()) }
+            var members = SmallArray<Subscription>()
+            for index in state.properties.indices where state.properties[index].serial == serial {
+                state.properties[index].members.forEachInPlace { member, _ in
+                    members.append(member.takeUnretainedValue())
+                }
             }
             return members
         }

@@ -34,6 +34,19 @@ final class SyntheticDependencies: Subscription, AccessAttaching, @unchecked Sen
         state?.invalidate(owner: root, inDeinit: false)
     }
 
+    /// A dependency changed (called in place of `deliverNow` by the setter's slow path and by
+    /// an invalidated computed value of the same object, with no lock held): invalidates the
+    /// value. No delivery is counted in: there is no callback to keep, and the state is held
+    /// weakly.
+    func dependencyChanged(changedObject: ObservableModelBase) {
+        guard isActive, let state else { return }
+        if isRoot(changedObject) {
+            state.invalidate(owner: changedObject, inDeinit: false)
+        } else if let owner = rootRegistry.weakOwner {
+            state.invalidate(owner: owner, inDeinit: false)
+        }
+    }
+
     /// An object the computation read deinitialized (inside its deinit, maybe inside the
     /// property write that released it: nothing is read or run here but bookkeeping): the value
     /// may be stale, so it is invalid now. The computed property's own object going away ends
