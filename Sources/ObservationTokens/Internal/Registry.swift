@@ -302,11 +302,12 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
     /// then they are queued, as no user code may run inside a deinit). A computed property
     /// depending on `*` is invalidated.
     func computedDidChange(owner: ObservableModelBase, serial: UInt64, inDeinit: Bool) {
-        var members: [(subscription: Subscription, isLeaf: Bool)] = []
+        // Usually one member (a token on the value): kept inline, nothing allocated.
+        var members = SmallArray<(subscription: Subscription, isLeaf: Bool)>()
         withLock { state in
-            for property in state.properties
-            where property.serial == serial || property.serial == PathStep.wildcardSerial {
-                property.members.forEachUnretained { member, isLeaf in
+            for index in state.properties.indices
+            where state.properties[index].serial == serial || state.properties[index].serial == PathStep.wildcardSerial {
+                state.properties[index].members.forEachInPlace { member, isLeaf in
                     members.append((member.takeUnretainedValue(), isLeaf))  // retained, under the lock
                 }
             }

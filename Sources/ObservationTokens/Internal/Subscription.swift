@@ -674,8 +674,13 @@ class Subscription: @unchecked Sendable {  // see the rules above
                 wantsOldValue: wantsOldValue)
         }
         guard let extras else { return false }
+        // Usually one such edge: kept inline, nothing allocated.
         let edges = extras.withLock { state in
-            state.edges.filter { Registry.isComputed($0.serial) || $0.serial == PathStep.wildcardSerial }
+            var computed = SmallArray<Edge>()
+            for edge in state.edges where Registry.isComputed(edge.serial) || edge.serial == PathStep.wildcardSerial {
+                computed.append(edge)
+            }
+            return computed
         }
         var changed = false
         for edge in edges {

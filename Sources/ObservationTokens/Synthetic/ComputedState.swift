@@ -276,7 +276,9 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedBoo
         let ownsScratch = scratch != nil
         let buffer = scratch ?? TrackingScratch.allocate()
         defer {
-            buffer.pointee.accesses.removeAll(keepingCapacity: true)
+            // One or two accesses, usually: removed one by one (`removeAll(keepingCapacity:)`
+            // goes through a general replacement).
+            while !buffer.pointee.accesses.isEmpty { buffer.pointee.accesses.removeLast() }
             if ownsScratch {
                 withLock { $0.scratchBusy = false }
             } else {
