@@ -62,7 +62,9 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedBoo
     /// The last computed value when `hasValue`; guarded by the lock.
     @usableFromInline let storage = UnsafeMutablePointer<Value>.allocate(capacity: 1)
     /// Earlier values tokens may still hold (see `historyVersions`); guarded by the lock.
-    @exclusivity(unchecked) private var history: [Value] = []
+    /// Boxed: an `[Any]` is a concrete type, where every use of a `[Value]` in this
+    /// unspecialized code looks up its metadata (≈ 330 instructions per store of a new value).
+    @exclusivity(unchecked) private var history: [Any] = []
     /// Set (under the lock) by the first store, never cleared: from then on `storage` holds a
     /// value, so a read can copy it out of the lock's closure as a plain `Value` (no optional
     /// or temporary buffer of `Value`, each a metadata lookup in this unspecialized code).
@@ -122,34 +124,22 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedBoo
     }
 
     func value(ofVersion version: UInt64) -> Any? {
-        withUnsafeTemporaryAllocation(of: Value.self, capacity: 1) { buffer -> Any? in
-            let slot = buffer.baseAddress!
-            let found = withLock { book -> Bool in
-                if book.hasValue, book.version == version {
-                    slot.initialize(to: storage.pointee)
-                    return true
-                }
-                guard let index = book.historyVersions.firstIndex(of: version) else { return false }
-                slot.initialize(to: history[index])
-                return true
-            }
-            return found ? slot.move() : nil
+        withLock { book -> Any? in
+            if book.hasValue, book.version == version { return storage.pointee }
+            guard let index = book.historyVersions.firstIndex(of: version) else { return nil }
+            return history[index]
         }
     }
 
     func dropVersion(_ version: UInt64) {
-        withUnsafeTemporaryAllocation(of: Value.self, capacity: 1) { buffer in
-            let slot = buffer.baseAddress!
-            let dropped = withLock { book -> Bool in
-                guard version != book.version, let index = book.historyVersions.firstIndex(of: version) else {
-                    return false
-                }
-                book.historyVersions.remove(at: index)
-                slot.initialize(to: history.remove(at: index))
-                return true
+        let dropped = withLock { book -> Any? in
+            guard version != book.version, let index = book.historyVersions.firstIndex(of: version) else {
+                return nil
             }
-            if dropped { slot.deinitialize(count: 1) }  // user values released outside the lock
+            book.historyVersions.remove(at: index)
+            return history.remove(at: index)
         }
+        withExtendedLifetime(dropped) {}  // user values released outside the lock
     }
 
     // MARK: Reading
@@ -412,7 +402,7 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedBoo
                         released = storage.move()
                     } else if keepsHistory, book.version != 0 {
                         book.historyVersions.append(book.version)
-                        history.append(storage.move())
+                        history.append(storage.move() as Any)
                     } else {
                         released = storage.move()
                     }
@@ -453,7 +443,7 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedBoo
     /// Removes the earlier value of `version` (now the current one's again), released outside
     /// the lock.
     private func removeEarlier(_ version: UInt64) {
-        var removed: [Value] = []
+        var removed: [Any] = []
         withLock { book in
             guard let index = book.historyVersions.firstIndex(of: version) else { return }
             book.historyVersions.remove(at: index)
@@ -466,12 +456,14 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedBoo
     /// outside the lock (a copy of the earlier values).
     private func earlierVersion(equalTo value: Value) -> UInt64 {
         var versions: [UInt64] = []
-        var values: [Value] = []
+        var values: [Any] = []
         withLock { book in
             versions = book.historyVersions
             values = history
         }
-        for index in values.indices where _valuesAreIdentical(values[index], value) { return versions[index] }
+        for index in values.indices {
+            if let earlier = values[index] as? Value, _valuesAreIdentical(earlier, value) { return versions[index] }
+        }
         return 0
     }
 
