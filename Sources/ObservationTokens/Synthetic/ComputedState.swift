@@ -34,6 +34,18 @@ struct ComputedBookkeeping {
     var reportedCycle = false
 }
 
+/// What a computation takes under the lock as it starts (`ComputedState.beginComputing`).
+/// Not generic: the state's unspecialized code builds it without looking up metadata.
+private struct ComputeStart {
+    var generation: UInt64
+    var isFirst = false
+    /// The state's reused tracking buffer, unless another computation has it.
+    var scratch: UnsafeMutablePointer<TrackingScratch>?
+    var dependencies: SyntheticDependencies?
+
+    init(generation: UInt64) { self.generation = generation }
+}
+
 /// The state of one `@Computed` storage: the cached value, whether it is valid, the version
 /// tokens compare with, and the subscription that watches what the last computation read.
 ///
@@ -197,32 +209,45 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedBoo
 
     /// The valid cached value, or a new computation's.
     private func readCurrent(_ owner: Model, version: inout UInt64) -> Value {
-        var generation: UInt64 = 0
-        let value: Value
         if hasStoredValue.load(ordering: .acquiring) {
-            var isValid = false
+            var start: ComputeStart?
             let current = withLock { book -> Value in
-                generation = book.generation
                 if book.isValid {
-                    isValid = true
                     version = book.version
                 } else {
-                    book.computing += 1
-                    book.dependencies?.clearStale()
+                    start = beginComputing(&book, owner: owner)
                 }
                 return storage.pointee
             }
             // An invalid value's copy is simply dropped (outside the lock).
-            value = isValid ? current : recompute(owner, generation: generation, version: &version)
-        } else {
-            generation = withLock { book -> UInt64 in
-                book.computing += 1
-                book.dependencies?.clearStale()
-                return book.generation
-            }
-            value = recompute(owner, generation: generation, version: &version)
+            guard let start else { return current }
+            return recompute(owner, start, version: &version)
         }
-        return value
+        let start = withLock { book in beginComputing(&book, owner: owner) }
+        return recompute(owner, start, version: &version)
+    }
+
+    /// Under the lock: a computation starts. Counts it in, and takes what it needs in the same
+    /// round trip (the reused tracking buffer, the dependencies' subscription, created by the
+    /// first computation).
+    private func beginComputing(_ book: inout ComputedBookkeeping, owner: Model) -> ComputeStart {
+        book.computing += 1
+        var start = ComputeStart(generation: book.generation)
+        if book.registry == nil {
+            book.registry = owner.registry
+            start.isFirst = true
+        }
+        if !book.scratchBusy {
+            if book.scratch == nil { book.scratch = TrackingScratch.allocate() }
+            book.scratchBusy = true
+            start.scratch = book.scratch
+        }
+        // Created for `@Lazy` too: an object it was loaded from may deinitialize.
+        let dependencies = book.dependencies ?? SyntheticDependencies(owner: owner, state: self)
+        book.dependencies = dependencies
+        dependencies.clearStale()
+        start.dependencies = dependencies
+        return start
     }
 
     /// A probing read (`invalidate(_:)` finding which property a key path names): the cached
@@ -242,37 +267,24 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedBoo
         }
     }
 
-    private func recompute(_ owner: Model, generation: UInt64, version: inout UInt64) -> Value {
-        var isFirst = false
-        var scratch: UnsafeMutablePointer<TrackingScratch>?
-        let dependencies = withLock { book -> SyntheticDependencies in
-            if book.registry == nil {
-                book.registry = owner.registry
-                isFirst = true
-            }
-            if !book.scratchBusy {
-                if book.scratch == nil { book.scratch = TrackingScratch.allocate() }
-                book.scratchBusy = true
-                scratch = book.scratch
-            }
-            if let existing = book.dependencies { return existing }
-            // Created for `@Lazy` too: an object it was loaded from may deinitialize.
-            let created = SyntheticDependencies(owner: owner, state: self)
-            book.dependencies = created
-            return created
-        }
-        if isFirst { owner.registry.registerComputed(self) }
+    /// A computation, counted in by `beginComputing`.
+    private func recompute(_ owner: Model, _ start: ComputeStart, version: inout UInt64) -> Value {
+        let generation = start.generation
+        let dependencies = start.dependencies!
+        if start.isFirst { owner.registry.registerComputed(self) }
         // Another thread computing this value has the reused buffer: one of this computation's own.
-        let ownsScratch = scratch != nil
-        let buffer = scratch ?? TrackingScratch.allocate()
+        let ownsScratch = start.scratch != nil
+        let buffer = start.scratch ?? TrackingScratch.allocate()
+        // Gives the buffer back, emptied (usually one or two accesses: removed one by one, as
+        // `removeAll(keepingCapacity:)` goes through a general replacement). `scratchBusy` is
+        // cleared under the lock of the store, when it can (`releasesScratch`).
+        var releasesScratch = ownsScratch
         defer {
-            // One or two accesses, usually: removed one by one (`removeAll(keepingCapacity:)`
-            // goes through a general replacement).
             while !buffer.pointee.accesses.isEmpty { buffer.pointee.accesses.removeLast() }
-            if ownsScratch {
-                withLock { $0.scratchBusy = false }
-            } else {
+            if !ownsScratch {
                 TrackingScratch.free(buffer)
+            } else if releasesScratch {
+                withLock { $0.scratchBusy = false }
             }
         }
         if SyntheticFrame.contains(self) { return cycleValue(owner, version: &version) }
@@ -298,8 +310,70 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedBoo
         } else if declared != nil {
             dependencies.rewire(to: Array(buffer.pointee.accesses.prefix(declaredCount)))
         }
+        if ownsScratch, Self.comparesWithoutUserCode {
+            while !buffer.pointee.accesses.isEmpty { buffer.pointee.accesses.removeLast() }
+            if let stored = storeInPlace(value, generation: generation, owner: owner, releasingScratch: true) {
+                releasesScratch = false
+                version = stored
+                return value
+            }
+        }
         version = store(value, generation: generation, owner: owner)
         return value
+    }
+
+    /// Whether `Value` compares without user code (`_valuesAreIdentical` compares these inline)
+    /// and holds no references: such a value can be compared and stored under the lock, in one
+    /// round trip.
+    private static var comparesWithoutUserCode: Bool {
+        Value.self == Int.self || Value.self == Bool.self || Value.self == Double.self
+    }
+
+    /// `store` for values that compare without user code and release nothing
+    /// (`comparesWithoutUserCode`): compared and committed in one lock round trip, which also
+    /// gives the reused buffer back if `releasingScratch`. Nil, changing nothing, when earlier
+    /// values are kept (the general `store` compares with those).
+    private func storeInPlace(_ value: Value, generation: UInt64, owner: Model, releasingScratch: Bool) -> UInt64? {
+        let keepsHistory = owner.observedBits.load(ordering: .relaxed) & Registry.serialBit(serial) != 0
+        var prunes = false
+        let version = withLock { book -> UInt64? in
+            guard book.historyVersions.isEmpty else { return nil }
+            if releasingScratch { book.scratchBusy = false }
+            book.computing -= 1
+            // Overtaken: the newer valid value stays; this one goes back to its reader alone.
+            if book.generation != generation && book.isValid { return 0 }
+            book.stores &+= 1
+            if book.hasValue {
+                if book.version != 0, _valuesAreIdentical(storage.pointee, value) {
+                    // Equal to the current value: the same version.
+                    storage.pointee = value
+                } else {
+                    if keepsHistory, book.version != 0 {
+                        book.historyVersions.append(book.version)
+                        history.append(storage.move() as Any)
+                    } else {
+                        storage.deinitialize(count: 1)
+                    }
+                    storage.initialize(to: value)
+                    book.version = book.nextVersion
+                    book.nextVersion &+= 1
+                }
+            } else {
+                storage.initialize(to: value)
+                book.version = book.nextVersion
+                book.nextVersion &+= 1
+                book.hasValue = true
+                hasStoredValue.store(true, ordering: .releasing)
+            }
+            if book.generation == generation {
+                book.isValid = true
+                publish(value)
+            }
+            prunes = !book.historyVersions.isEmpty
+            return book.version
+        }
+        if prunes { pruneHistory() }
+        return version
     }
 
     /// A read of this property from inside its own computation (a cycle between computed
