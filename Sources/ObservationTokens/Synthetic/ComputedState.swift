@@ -77,6 +77,10 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedBoo
     /// Boxed: an `[Any]` is a concrete type, where every use of a `[Value]` in this
     /// unspecialized code looks up its metadata (≈ 330 instructions per store of a new value).
     @exclusivity(unchecked) private var history: [Any] = []
+    /// The `SyntheticDependencies.edgeChanges` the reused buffer's known edges are as of (see
+    /// `recompute`); read and written only by the computation holding that buffer
+    /// (`scratchBusy`, handed over under the lock).
+    @exclusivity(unchecked) private var knownEdgeChanges: UInt64 = .max
     /// Set (under the lock) by the first store, never cleared: from then on `storage` holds a
     /// value, so a read can copy it out of the lock's closure as a plain `Value` (no optional
     /// or temporary buffer of `Value`, each a metadata lookup in this unspecialized code).
@@ -292,6 +296,13 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedBoo
         // Each storage's edge is attached as the getter records it, before it reads (the
         // install race: a set between the read and a later wiring would be lost).
         if hasDependencies { recording.pointee.attacher = dependencies }
+        // The reused buffer knows the edges as of its last computation: while no other
+        // computation changed them, reads of those storages skip the attacher (and its lock).
+        var knownIsCurrent = false
+        if ownsScratch, tracksDependencies, knownEdgeChanges == dependencies.currentEdgeChanges {
+            recording.pointee.known = buffer.known
+            knownIsCurrent = true
+        }
         let previous = AccessCapture.beginTracking(recording)
         var declaredCount = 0
         let value = SyntheticFrame.run(self) {
@@ -306,7 +317,9 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedBoo
         AccessCapture.endTracking(restoring: previous)
         // Drops the edges of storages this computation no longer read.
         if tracksDependencies {
-            dependencies.rewire(to: buffer.pointee.accesses)
+            let changes = dependencies.rewire(
+                to: buffer.pointee.accesses, known: ownsScratch ? buffer.known : nil, knownIsCurrent: knownIsCurrent)
+            if ownsScratch { knownEdgeChanges = changes }
         } else if declared != nil {
             dependencies.rewire(to: Array(buffer.pointee.accesses.prefix(declaredCount)))
         }

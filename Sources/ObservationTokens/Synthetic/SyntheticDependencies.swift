@@ -1,3 +1,5 @@
+import Synchronization
+
 /// The subscription of one computed property on what its last computation read.
 ///
 /// Immediate: a setter of a dependency calls it right away (after unlocking), and it only
@@ -9,6 +11,13 @@ final class SyntheticDependencies: Subscription, AccessAttaching, @unchecked Sen
     /// What it reads and invalidates; weak, as the state owns this subscription.
     private weak var state: (any SyntheticStateProtocol)?
     private let edges = Locked<[(registry: Registry, serial: UInt64, slot: Int)]>(state: [])
+    /// Counts changes of `edges` (made under its lock): a computation's known edges
+    /// (`AccessCapture.Recording.known`, refreshed by `rewire`) are current while it stays the
+    /// same.
+    private let edgeChanges = Atomic<UInt64>(0)
+
+    /// `edgeChanges` now.
+    var currentEdgeChanges: UInt64 { edgeChanges.load(ordering: .acquiring) }
 
     init<Model, Value>(owner: Model, state: ComputedState<Model, Value>) {
         self.state = state
@@ -70,18 +79,32 @@ final class SyntheticDependencies: Subscription, AccessAttaching, @unchecked Sen
                 let slot = access.registry.attach(self, serial: access.serial, isLeaf: true, hooks: &hooks)
             else { return }
             edges.append((access.registry, access.serial, slot))
+            edgeChanges.add(1, ordering: .releasing)
         }
         hooks.run()
     }
 
     /// Makes the edges match the storages in `accesses`: attaches new ones before detaching
     /// old ones. The steady state (the same storages as last time, in the same order) changes
-    /// nothing and allocates nothing.
-    func rewire(to accesses: [AccessCapture.TrackedAccess]) {
+    /// nothing and allocates nothing. Refreshes `known` (the edges as a computation's recording
+    /// knows them) unless it is current and the edges stay; returns `edgeChanges` as of the
+    /// edges `known` now lists.
+    @discardableResult
+    func rewire(
+        to accesses: [AccessCapture.TrackedAccess], known: UnsafeMutablePointer<[AccessCapture.KnownEdge]>? = nil,
+        knownIsCurrent: Bool = false
+    ) -> UInt64 {
         var hooks = ObservationStateHooks()
         var released: [(registry: Registry, serial: UInt64, slot: Int)] = []
-        edges.withLock { edges in
-            if Self.edges(edges, match: accesses) { return }
+        let changes = edges.withLock { edges -> UInt64 in
+            if Self.edges(edges, match: accesses) {
+                if let known, !knownIsCurrent { Self.refresh(known, from: edges) }
+                return edgeChanges.load(ordering: .relaxed)
+            }
+            defer {
+                edgeChanges.add(1, ordering: .releasing)
+                if let known { Self.refresh(known, from: edges) }
+            }
             var next: [(registry: Registry, serial: UInt64, slot: Int)] = []
             for access in accesses {
                 if next.contains(where: { $0.serial == access.serial && $0.registry === access.registry }) { continue }
@@ -97,9 +120,21 @@ final class SyntheticDependencies: Subscription, AccessAttaching, @unchecked Sen
             }
             released = edges
             edges = next
+            return edgeChanges.load(ordering: .relaxed) &+ 1
         }
         hooks.run()
         withExtendedLifetime(released) {}
+        return changes
+    }
+
+    /// Under the lock: `known` lists `edges`.
+    private static func refresh(
+        _ known: UnsafeMutablePointer<[AccessCapture.KnownEdge]>, from edges: [(registry: Registry, serial: UInt64, slot: Int)]
+    ) {
+        known.pointee.removeAll(keepingCapacity: true)
+        for edge in edges {
+            known.pointee.append(AccessCapture.KnownEdge(registry: ObjectIdentifier(edge.registry), serial: edge.serial))
+        }
     }
 
     /// Whether `edges` are exactly the storages in `accesses`, in reading order (repeats of a
