@@ -120,6 +120,7 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedBoo
     deinit {
         // Runs as the owner's storage is destroyed: detach from the other objects read.
         let dependencies = state.dependencies.take()
+        dependencies?.stateWillDeinit()
         dependencies?.endAll()
         if state.hasValue { storage.deinitialize(count: 1) }
         storage.deallocate()
