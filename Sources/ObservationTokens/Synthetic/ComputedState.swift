@@ -41,7 +41,9 @@ private struct ComputeStart {
     var isFirst = false
     /// The state's reused tracking buffer, unless another computation has it.
     var scratch: UnsafeMutablePointer<TrackingScratch>?
-    var dependencies: SyntheticDependencies?
+    /// Unowned: the state keeps its dependencies' subscription for its whole life, and the
+    /// computation's caller keeps the state.
+    unowned(unsafe) var dependencies: SyntheticDependencies?
 
     init(generation: UInt64) { self.generation = generation }
 }
@@ -349,7 +351,6 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedBoo
     /// values are kept (the general `store` compares with those).
     private func storeInPlace(_ value: Value, generation: UInt64, owner: Model, releasingScratch: Bool) -> UInt64? {
         let keepsHistory = owner.observedBits.load(ordering: .relaxed) & Registry.serialBit(serial) != 0
-        var prunes = false
         let version = withLock { book -> UInt64? in
             guard book.historyVersions.isEmpty else { return nil }
             if releasingScratch { book.scratchBusy = false }
@@ -383,10 +384,10 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedBoo
                 book.isValid = true
                 publish(value)
             }
-            prunes = !book.historyVersions.isEmpty
             return book.version
         }
-        if prunes { pruneHistory() }
+        // No pruning: the earlier value this store may keep is a plain value, and the next
+        // store goes through `store`, which prunes, while any is kept.
         return version
     }
 
