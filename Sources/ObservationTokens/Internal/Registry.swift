@@ -302,42 +302,49 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
     /// then they are queued, as no user code may run inside a deinit). A computed property
     /// depending on `*` is invalidated.
     func computedDidChange(owner: ObservableModelBase, serial: UInt64, inDeinit: Bool) {
-        // Usually one member (a token on the value): kept inline, nothing allocated.
-        var members = SmallArray<(subscription: Subscription, isLeaf: Bool)>()
+        // Usually one member (a token on the value): kept inline, nothing allocated; retained
+        // by hand under the lock (a trivial element: the loops below count no references),
+        // released at the end.
+        var members = SmallArray<(subscription: Unmanaged<Subscription>, isLeaf: Bool)>()
         withLock { state in
             for index in state.properties.indices
             where state.properties[index].serial == serial || state.properties[index].serial == PathStep.wildcardSerial {
                 state.properties[index].members.forEachInPlace { member, isLeaf in
-                    members.append((member.takeUnretainedValue(), isLeaf))  // retained, under the lock
+                    members.append((member.retain(), isLeaf))  // under the lock: it can't go away
                 }
             }
         }
         guard !members.isEmpty else { return }
+        defer { for member in members { member.subscription.release() } }
         // Other computed properties' dependencies (declared on `*`) first: they invalidate.
-        for (subscription, _) in members where !subscription.comparesComputedValues {
-            subscription.propertyDidChange(changedObject: owner) { () }
+        for member in members {
+            let subscription = member.subscription.takeUnretainedValue()
+            if !subscription.comparesComputedValues { subscription.propertyDidChange(changedObject: owner) { () } }
         }
         var pending: [Subscription] = []
-        for (subscription, isLeaf) in members where subscription.comparesComputedValues {
+        for member in members {
+            let subscription = member.subscription.takeUnretainedValue()
+            guard subscription.comparesComputedValues else { continue }
             if subscription.isImmediate, !inDeinit {
                 // After the set that invalidated the value has told everyone else, if inside one.
                 if !ImmediateChecks.holdBack(subscription) { subscription.deliverComputedChangeNow() }
                 continue
             }
-            if !isLeaf { subscription.markNeedsWalk() }
+            if !member.isLeaf { subscription.markNeedsWalk() }
             if subscription.markCheck() { pending.append(subscription) }
         }
         if !pending.isEmpty { CoalescingQueue.enqueue(pending, changedObject: owner) }
     }
 
-    /// The members of exactly `serial` (not `*`), retained: the dependencies of computed
-    /// properties that read a computed value, told of its invalidation.
-    func members(of serial: UInt64) -> SmallArray<Subscription> {
+    /// The members of exactly `serial` (not `*`), retained by hand (the caller releases each):
+    /// the dependencies of computed properties that read a computed value, told of its
+    /// invalidation.
+    func members(of serial: UInt64) -> SmallArray<Unmanaged<Subscription>> {
         withLock { state in
-            var members = SmallArray<Subscription>()
+            var members = SmallArray<Unmanaged<Subscription>>()
             for index in state.properties.indices where state.properties[index].serial == serial {
                 state.properties[index].members.forEachInPlace { member, _ in
-                    members.append(member.takeUnretainedValue())
+                    members.append(member.retain())  // under the lock: it can't go away
                 }
             }
             return members

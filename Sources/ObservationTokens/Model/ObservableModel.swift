@@ -271,7 +271,9 @@ open class ObservableModelBase {
         // The computed values that read this one first (transitively), so that an `.immediate`
         // token's callback below reads final values.
         if observed & Registry.serialBit(invalidationSerial) != 0 {
-            for dependant in registry.members(of: invalidationSerial) {
+            for member in registry.members(of: invalidationSerial) {
+                defer { member.release() }
+                let dependant = member.takeUnretainedValue()
                 if dependant.comparesComputedValues {
                     dependant.propertyDidChange(changedObject: self) { () }
                 } else {
