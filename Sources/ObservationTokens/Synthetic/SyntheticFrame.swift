@@ -33,6 +33,7 @@ enum SyntheticFrame {
     }
 
     /// Runs `body` (the computation of `state`) with its frame pushed.
+    @inline(__always)
     static func run<T>(_ state: AnyObject, _ body: () -> T) -> T {
         let previous = ThreadSlot.syntheticFrame.get()
         var frame = Frame(state: ObjectIdentifier(state), previous: previous == probeMarker ? nil : previous)
