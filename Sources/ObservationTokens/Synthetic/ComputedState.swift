@@ -320,9 +320,17 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedBoo
         AccessCapture.endTracking(restoring: previous)
         // Drops the edges of storages this computation no longer read.
         if tracksDependencies {
-            let changes = dependencies.rewire(
-                to: buffer.pointee.accesses, known: ownsScratch ? buffer.known : nil, knownIsCurrent: knownIsCurrent)
-            if ownsScratch { knownEdgeChanges = changes }
+            // The steady state, checked without the dependencies' lock: this computation read
+            // exactly the storages the buffer knows, and no computation changed the edges since
+            // they were known.
+            let isSteady =
+                knownIsCurrent && SyntheticDependencies.edges(buffer.pointee.known, match: buffer.pointee.accesses)
+                && dependencies.currentEdgeChanges == knownEdgeChanges
+            if !isSteady {
+                let changes = dependencies.rewire(
+                    to: buffer.pointee.accesses, known: ownsScratch ? buffer.known : nil, knownIsCurrent: knownIsCurrent)
+                if ownsScratch { knownEdgeChanges = changes }
+            }
         } else if declared != nil {
             dependencies.rewire(to: Array(buffer.pointee.accesses.prefix(declaredCount)))
         }

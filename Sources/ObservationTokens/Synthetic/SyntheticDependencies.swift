@@ -187,6 +187,21 @@ final class SyntheticDependencies: Subscription, AccessAttaching, @unchecked Sen
         return matched == edges.count
     }
 
+    /// `edges(_:match:)` for the edges a computation's buffer knows (`rewire`'s `known`).
+    static func edges(_ known: [AccessCapture.KnownEdge], match accesses: [AccessCapture.TrackedAccess]) -> Bool {
+        var matched = 0
+        for access in accesses {
+            let registry = ObjectIdentifier(access.registry)
+            if matched < known.count, known[matched].serial == access.serial, known[matched].registry == registry {
+                matched += 1
+                continue
+            }
+            let isRepeat = known[..<matched].contains { $0.serial == access.serial && $0.registry == registry }
+            if !isRepeat { return false }
+        }
+        return matched == known.count
+    }
+
     /// Detaches every edge and ends the subscription.
     func endAll() {
         end()
