@@ -103,14 +103,14 @@ enum AccessCapture {
         if let all = recording.pointee.all {
             // Getters only run on models, which stay alive while they are read.
             let registry = unsafeDowncast(object, to: ObservableModelBase.self).registry
-            let access = TrackedAccess(registry: registry, serial: serial)
-            all.pointee.append(access)
             if let attacher = recording.pointee.attacher {
                 let id = ObjectIdentifier(registry)
                 let isKnown =
                     recording.pointee.known?.pointee.contains { $0.serial == serial && $0.registry == id } ?? false
-                if !isKnown { attacher.attachNow(access) }
+                if !isKnown { attacher.attachNow(TrackedAccess(registry: registry, serial: serial)) }
             }
+            // Last: the access takes the registry reference over.
+            all.pointee.append(TrackedAccess(registry: registry, serial: serial))
             return
         }
         let object = ObjectIdentifier(object)

@@ -674,24 +674,26 @@ class Subscription: @unchecked Sendable {  // see the rules above
                 wantsOldValue: wantsOldValue)
         }
         guard let extras else { return false }
-        // Usually one such edge: kept inline, nothing allocated.
+        // Usually one such edge: kept inline, nothing allocated; its registry retained by hand
+        // (a trivial element: the loop counts no references), released at the end.
         let edges = extras.withLock { state in
-            var computed = SmallArray<Edge>()
+            var computed = SmallArray<(registry: Unmanaged<Registry>, serial: UInt64, slot: Int)>()
             for edge in state.edges where Registry.isComputed(edge.serial) || edge.serial == PathStep.wildcardSerial {
-                computed.append(edge)
+                computed.append((Unmanaged.passRetained(edge.registry), edge.serial, edge.slot))
             }
             return computed
         }
         var changed = false
         for edge in edges {
-            let owner = edge.registry === rootRegistry ? root : edge.registry.weakOwner
+            let registry = edge.registry.takeUnretainedValue()
+            let owner = registry === rootRegistry ? root : registry.weakOwner
             guard let owner else { continue }
-            let edgeChanged = edge.registry.syncSeen(
+            let edgeChanged = registry.syncSeen(
                 owner: owner, serial: edge.serial, slot: edge.slot, oldValue: &oldValue,
                 wantsOldValue: wantsOldValue && !changed)
             changed = changed || edgeChanged
         }
-        withExtendedLifetime(edges) {}
+        for edge in edges { edge.registry.release() }
         return changed
     }
 

@@ -155,6 +155,11 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedBoo
             guard version != book.version, let index = book.historyVersions.firstIndex(of: version) else {
                 return nil
             }
+            // Usually the one kept (the value before the current one): removed from the end.
+            if index == book.historyVersions.count - 1 {
+                book.historyVersions.removeLast()
+                return history.removeLast()
+            }
             book.historyVersions.remove(at: index)
             return history.remove(at: index)
         }
