@@ -342,10 +342,10 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
     func members(of serial: UInt64) -> SmallArray<Unmanaged<Subscription>> {
         withLock { state in
             var members = SmallArray<Unmanaged<Subscription>>()
-            for index in state.properties.indices where state.properties[index].serial == serial {
-                state.properties[index].members.forEachInPlace { member, _ in
-                    members.append(member.retain())  // under the lock: it can't go away
-                }
+            // One entry per serial.
+            guard let index = state.properties.firstIndex(where: { $0.serial == serial }) else { return members }
+            state.properties[index].members.forEachInPlace { member, _ in
+                members.append(member.retain())  // under the lock: it can't go away
             }
             return members
         }
