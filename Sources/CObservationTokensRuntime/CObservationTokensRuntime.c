@@ -1,2 +1,4 @@
-// The header's functions are `static inline`; SwiftPM needs one source file per C target.
+// The header's functions are `static inline`; this file defines the thread-local slots they use.
 #include "CObservationTokensRuntime.h"
+
+_Thread_local void *_Nullable ot_thread_slots[4];

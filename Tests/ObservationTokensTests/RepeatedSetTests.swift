@@ -27,6 +27,19 @@ import Testing
         withExtendedLifetime(tokens) {}
     }
 
+    /// A computed value's dependency, skipped by sets while the value is invalid, never makes
+    /// its property settled: reading the value computes it again, and the next set must
+    /// invalidate it again.
+    @Test func aSetAfterAnInvalidComputedValueWasReadAgainInvalidatesIt() {
+        let model = SynthStressModel()
+        #expect(model.label == "0,0")
+        for x in 1...4 { model.x = x }  // invalid from the first set; the others skip it
+        #expect(model.pair.x == 4)
+        model.x = 5
+        #expect(model.pair.x == 5)
+        #expect(model.label == "5,0")
+    }
+
     @Test func aTokenAddedAfterTheTickSettledHearsTheNextSet() {
         let queue = CoalescingQueue(target: .manual)
         let person = CorePerson()

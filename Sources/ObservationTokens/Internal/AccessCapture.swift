@@ -1,13 +1,5 @@
 import Synchronization
 
-#if canImport(Darwin)
-    import Darwin
-#elseif canImport(Glibc)
-    import Glibc
-#elseif canImport(Musl)
-    import Musl
-#endif
-
 /// How many threads are resolving a key path right now. `@Observed` getters read it with one
 /// relaxed load and only look further (into thread-local storage) when it is non-zero, so a
 /// plain property read costs one load and a branch.
@@ -70,23 +62,17 @@ enum AccessCapture {
         var version: UInt64 = 0
     }
 
-    fileprivate static let key: pthread_key_t = {
-        var key = pthread_key_t()
-        let status = pthread_key_create(&key, nil)
-        precondition(status == 0, "ObservationTokens could not create its thread-local key")
-        return key
-    }()
 
     /// Applies `read` with recording on, and returns its value plus what it accessed.
     static func capture<T>(_ read: () -> T) -> (value: T, recording: Recording) {
         var recording = Recording()
-        let previous = pthread_getspecific(key)
+        let previous = ThreadSlot.accessCapture.get()
         let value = withUnsafeMutablePointer(to: &recording) { pointer in
-            pthread_setspecific(key, pointer)
+            ThreadSlot.accessCapture.set(pointer)
             _accessCaptureCount.add(1, ordering: .relaxed)
             defer {
                 _accessCaptureCount.subtract(1, ordering: .relaxed)
-                pthread_setspecific(key, previous)
+                ThreadSlot.accessCapture.set(previous)
             }
             return read()
         }
@@ -98,8 +84,8 @@ enum AccessCapture {
     /// `endTracking` restores what this returns. Not generic and taking no closure, so a caller
     /// in unspecialized generic code pays no metadata lookups or thunks.
     static func beginTracking(_ recording: UnsafeMutablePointer<Recording>) -> UnsafeMutableRawPointer? {
-        let previous = pthread_getspecific(key)
-        pthread_setspecific(key, recording)
+        let previous = ThreadSlot.accessCapture.get()
+        ThreadSlot.accessCapture.set(recording)
         _accessCaptureCount.add(1, ordering: .relaxed)
         return previous
     }
@@ -107,24 +93,24 @@ enum AccessCapture {
     /// Ends what `beginTracking` started.
     static func endTracking(restoring previous: UnsafeMutableRawPointer?) {
         _accessCaptureCount.subtract(1, ordering: .relaxed)
-        pthread_setspecific(key, previous)
+        ThreadSlot.accessCapture.set(previous)
     }
 
     /// Called by `@Observed` getters when some thread is capturing.
     static func record(object: AnyObject, serial: UInt64, valueType: Any.Type) {
-        guard let raw = pthread_getspecific(key) else { return }
+        guard let raw = ThreadSlot.accessCapture.get() else { return }
         let recording = raw.assumingMemoryBound(to: Recording.self)
         if let all = recording.pointee.all {
             // Getters only run on models, which stay alive while they are read.
             let registry = unsafeDowncast(object, to: ObservableModelBase.self).registry
-            let access = TrackedAccess(registry: registry, serial: serial)
-            all.pointee.append(access)
             if let attacher = recording.pointee.attacher {
                 let id = ObjectIdentifier(registry)
                 let isKnown =
                     recording.pointee.known?.pointee.contains { $0.serial == serial && $0.registry == id } ?? false
-                if !isKnown { attacher.attachNow(access) }
+                if !isKnown { attacher.attachNow(TrackedAccess(registry: registry, serial: serial)) }
             }
+            // Last: the access takes the registry reference over.
+            all.pointee.append(TrackedAccess(registry: registry, serial: serial))
             return
         }
         let object = ObjectIdentifier(object)
@@ -141,7 +127,7 @@ extension AccessCapture {
     /// computation a read may run records into a recording of its own, so the access is the
     /// last one of this serial.
     static func noteVersion(_ version: UInt64, serial: UInt64) {
-        guard let raw = pthread_getspecific(key) else { return }
+        guard let raw = ThreadSlot.accessCapture.get() else { return }
         let recording = raw.assumingMemoryBound(to: Recording.self)
         guard let all = recording.pointee.all,
             let index = all.pointee.lastIndex(where: { $0.serial == serial })

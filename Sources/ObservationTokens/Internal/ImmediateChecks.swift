@@ -1,11 +1,3 @@
-#if canImport(Darwin)
-    import Darwin
-#elseif canImport(Glibc)
-    import Glibc
-#elseif canImport(Musl)
-    import Musl
-#endif
-
 /// Holds back the `.immediate` tokens on computed values that a set invalidated until the set
 /// has told everyone else: every computed value the set reaches is invalidated first, then the
 /// `.immediate` tokens on the property itself run, then those on the computed values compare
@@ -17,12 +9,6 @@
 /// (`end`). Nested sets (a callback setting another property) open collections of their own.
 /// An invalidation outside any set (by hand, a `@Hybrid` set) runs its tokens at once.
 enum ImmediateChecks {
-    private static let key: pthread_key_t = {
-        var key = pthread_key_t()
-        let status = pthread_key_create(&key, nil)
-        precondition(status == 0, "ObservationTokens could not create its thread-local key")
-        return key
-    }()
 
     /// The tokens held back by the innermost open collection of this thread.
     struct Collection {
@@ -33,11 +19,11 @@ enum ImmediateChecks {
     /// Runs `body` (a setter's `.immediate` work) with a collection open, then the tokens held
     /// back in it.
     static func collecting(_ body: () -> Void) {
-        var collection = Collection(previous: pthread_getspecific(key))
+        var collection = Collection(previous: ThreadSlot.immediateChecks.get())
         withUnsafeMutablePointer(to: &collection) { pointer in
-            pthread_setspecific(key, pointer)
+            ThreadSlot.immediateChecks.set(pointer)
             body()
-            pthread_setspecific(key, pointer.pointee.previous)
+            ThreadSlot.immediateChecks.set(pointer.pointee.previous)
         }
         for subscription in collection.held { subscription.deliverComputedChangeNow() }
     }
@@ -45,7 +31,7 @@ enum ImmediateChecks {
     /// Holds `subscription` back until the open collection ends; false when none is open (the
     /// caller runs it now).
     static func holdBack(_ subscription: Subscription) -> Bool {
-        guard let raw = pthread_getspecific(key) else { return false }
+        guard let raw = ThreadSlot.immediateChecks.get() else { return false }
         let collection = raw.assumingMemoryBound(to: Collection.self)
         if !collection.pointee.held.contains(where: { $0 === subscription }) {
             collection.pointee.held.append(subscription)

@@ -317,40 +317,50 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
     /// then they are queued, as no user code may run inside a deinit). A computed property
     /// depending on `*` is invalidated.
     func computedDidChange(owner: ObservableModelBase, serial: UInt64, inDeinit: Bool) {
-        var members: [(subscription: Subscription, isLeaf: Bool)] = []
+        // Usually one member (a token on the value): kept inline, nothing allocated; retained
+        // by hand under the lock (a trivial element: the loops below count no references),
+        // released at the end.
+        var members = SmallArray<(subscription: Unmanaged<Subscription>, isLeaf: Bool)>()
         withLock { state in
-            for property in state.properties
-            where property.serial == serial || property.serial == PathStep.wildcardSerial {
-                property.members.forEachUnretained { member, isLeaf in
-                    members.append((member.takeUnretainedValue(), isLeaf))  // retained, under the lock
+            for index in state.properties.indices
+            where state.properties[index].serial == serial || state.properties[index].serial == PathStep.wildcardSerial {
+                state.properties[index].members.forEachInPlace { member, isLeaf in
+                    members.append((member.retain(), isLeaf))  // under the lock: it can't go away
                 }
             }
         }
         guard !members.isEmpty else { return }
+        defer { for member in members { member.subscription.release() } }
         // Other computed properties' dependencies (declared on `*`) first: they invalidate.
-        for (subscription, _) in members where !subscription.comparesComputedValues {
-            subscription.propertyDidChange(changedObject: owner) { () }
+        for member in members {
+            let subscription = member.subscription.takeUnretainedValue()
+            if !subscription.comparesComputedValues { subscription.propertyDidChange(changedObject: owner) { () } }
         }
         var pending: [Subscription] = []
-        for (subscription, isLeaf) in members where subscription.comparesComputedValues {
+        for member in members {
+            let subscription = member.subscription.takeUnretainedValue()
+            guard subscription.comparesComputedValues else { continue }
             if subscription.isImmediate, !inDeinit {
                 // After the set that invalidated the value has told everyone else, if inside one.
                 if !ImmediateChecks.holdBack(subscription) { subscription.deliverComputedChangeNow() }
                 continue
             }
-            if !isLeaf { subscription.markNeedsWalk() }
+            if !member.isLeaf { subscription.markNeedsWalk() }
             if subscription.markCheck() { pending.append(subscription) }
         }
         if !pending.isEmpty { CoalescingQueue.enqueue(pending, changedObject: owner) }
     }
 
-    /// The members of exactly `serial` (not `*`), retained: the dependencies of computed
-    /// properties that read a computed value, told of its invalidation.
-    func members(of serial: UInt64) -> [Subscription] {
+    /// The members of exactly `serial` (not `*`), retained by hand (the caller releases each):
+    /// the dependencies of computed properties that read a computed value, told of its
+    /// invalidation.
+    func members(of serial: UInt64) -> SmallArray<Unmanaged<Subscription>> {
         withLock { state in
-            var members: [Subscription] = []
-            for property in state.properties where property.serial == serial {
-                property.members.forEachUnretained { member, _ in members.append(member.takeUnretainedValue()) }
+            var members = SmallArray<Unmanaged<Subscription>>()
+            // One entry per serial.
+            guard let index = state.properties.firstIndex(where: { $0.serial == serial }) else { return members }
+            state.properties[index].members.forEachInPlace { member, _ in
+                members.append(member.retain())  // under the lock: it can't go away
             }
             return members
         }
@@ -494,11 +504,19 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
                         // was pending already, and any leaf subscription pending already.
                         let route = member._withUnsafeGuaranteedRef { subscription -> Route in
                             if subscription.isPlain { return subscription.markPending() ? .enqueue : .settled }
+                            // A computed value invalid already, with no computation running.
+                            if !subscription.comparesComputedValues, isLeaf, subscription.isStillStale() { return .stale }
                             return isLeaf && !subscription.isImmediate && subscription.isStillPending()
                                 && !subscription.needsOldValue ? .settled : .slowPath
                         }
                         switch route {
                         case .settled: return
+                        case .stale:
+                            // Skipped, but never settled: the value's next computation clears
+                            // the stale bit under its own lock, without this registry, and the
+                            // set after it must invalidate again (a settled mark would skip it).
+                            settles = false
+                            return
                         case .enqueue:
                             // The tick's first set: the next one marks (a set per tick, the usual
                             // case, never pays for the mark).
@@ -628,7 +646,11 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
     private static let nextVisit = Atomic<UInt64>(0)
 
     private enum Route {
-        case settled, enqueue, slowPath
+        /// Pending already, with nothing more to tell until its delivery.
+        case settled
+        /// A computed value's dependency, invalid already with no computation running.
+        case stale
+        case enqueue, slowPath
     }
 
     /// What a set's slow path hands to `work`: one subscription, retained by hand under the

@@ -68,6 +68,10 @@ class Subscription: @unchecked Sendable {  // see the rules above
         /// Has (or had) an edge on a computed value or on `*`: deliveries bring those values up to
         /// date and remember the versions seen (`syncComputedEdges`). Never cleared.
         static let computedEdges: UInt32 = 1 << 6
+        /// A computed property's dependencies (`SyntheticDependencies`): its value is invalid
+        /// and no computation of it runs, so a change of a dependency has nothing to invalidate.
+        /// Set and cleared under the computed state's lock.
+        static let stale: UInt32 = 1 << 7
         /// Deliveries running count in the bits from here up.
         static let delivering: UInt32 = 1 << 8
     }
@@ -354,6 +358,26 @@ class Subscription: @unchecked Sendable {  // see the rules above
     @inline(never)
     private func takeQueued() -> Bool {
         flags.bitwiseOr(Flag.queued, ordering: .acquiringAndReleasing).oldValue & Flag.queued == 0
+    }
+
+    /// A computed property's dependencies: its value is invalid and no computation of it runs
+    /// (under the computed state's lock).
+    final func markStale() {
+        flags.bitwiseOr(Flag.stale, ordering: .acquiringAndReleasing)
+    }
+
+    /// A computation of the computed property starts (under the computed state's lock).
+    final func clearStale() {
+        guard flags.load(ordering: .relaxed) & Flag.stale != 0 else { return }
+        flags.bitwiseAnd(~Flag.stale, ordering: .acquiringAndReleasing)
+    }
+
+    /// Whether a change of a dependency has nothing to invalidate (`markStale`). A
+    /// read-modify-write, like `isStillPending`: a computation that starts after it (and clears
+    /// the bit) sees the setter's store.
+    @inline(__always)
+    final func isStillStale() -> Bool {
+        flags.bitwiseOr(0, ordering: .acquiringAndReleasing).oldValue & Flag.stale != 0
     }
 
     /// Marks the subscription pending because a computed value it watches may have changed:
@@ -650,19 +674,26 @@ class Subscription: @unchecked Sendable {  // see the rules above
                 wantsOldValue: wantsOldValue)
         }
         guard let extras else { return false }
+        // Usually one such edge: kept inline, nothing allocated; its registry retained by hand
+        // (a trivial element: the loop counts no references), released at the end.
         let edges = extras.withLock { state in
-            state.edges.filter { Registry.isComputed($0.serial) || $0.serial == PathStep.wildcardSerial }
+            var computed = SmallArray<(registry: Unmanaged<Registry>, serial: UInt64, slot: Int)>()
+            for edge in state.edges where Registry.isComputed(edge.serial) || edge.serial == PathStep.wildcardSerial {
+                computed.append((Unmanaged.passRetained(edge.registry), edge.serial, edge.slot))
+            }
+            return computed
         }
         var changed = false
         for edge in edges {
-            let owner = edge.registry === rootRegistry ? root : edge.registry.weakOwner
+            let registry = edge.registry.takeUnretainedValue()
+            let owner = registry === rootRegistry ? root : registry.weakOwner
             guard let owner else { continue }
-            let edgeChanged = edge.registry.syncSeen(
+            let edgeChanged = registry.syncSeen(
                 owner: owner, serial: edge.serial, slot: edge.slot, oldValue: &oldValue,
                 wantsOldValue: wantsOldValue && !changed)
             changed = changed || edgeChanged
         }
-        withExtendedLifetime(edges) {}
+        for edge in edges { edge.registry.release() }
         return changed
     }
 

@@ -271,7 +271,7 @@ open class ObservableModelBase {
         }
         ImmediateChecks.collecting {
             for subscription in immediate where !subscription.comparesComputedValues {
-                subscription.deliverNow(oldValue: oldValue(), isChange: true)
+                unsafeDowncast(subscription, to: SyntheticDependencies.self).dependencyChanged(changedObject: self)
             }
             for subscription in immediate where subscription.comparesComputedValues {
                 subscription.deliverNow(oldValue: oldValue(), isChange: true)
@@ -290,8 +290,15 @@ open class ObservableModelBase {
         // The computed values that read this one first (transitively), so that an `.immediate`
         // token's callback below reads final values.
         if observed & Registry.serialBit(invalidationSerial) != 0 {
-            for dependant in registry.members(of: invalidationSerial) {
-                dependant.propertyDidChange(changedObject: self) { () }
+            for member in registry.members(of: invalidationSerial) {
+                defer { member.release() }
+                let dependant = member.takeUnretainedValue()
+                if dependant.comparesComputedValues {
+                    dependant.propertyDidChange(changedObject: self) { () }
+                } else {
+                    // Only a computed property's dependencies don't compare computed values.
+                    unsafeDowncast(dependant, to: SyntheticDependencies.self).dependencyChanged(changedObject: self)
+                }
             }
         }
         if observed & (Registry.serialBit(serial) | Registry.serialBit(PathStep.wildcardSerial)) != 0 {

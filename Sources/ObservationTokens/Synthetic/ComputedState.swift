@@ -34,6 +34,20 @@ struct ComputedBookkeeping {
     var reportedCycle = false
 }
 
+/// What a computation takes under the lock as it starts (`ComputedState.beginComputing`).
+/// Not generic: the state's unspecialized code builds it without looking up metadata.
+private struct ComputeStart {
+    var generation: UInt64
+    var isFirst = false
+    /// The state's reused tracking buffer, unless another computation has it.
+    var scratch: UnsafeMutablePointer<TrackingScratch>?
+    /// Unowned: the state keeps its dependencies' subscription for its whole life, and the
+    /// computation's caller keeps the state.
+    unowned(unsafe) var dependencies: SyntheticDependencies?
+
+    init(generation: UInt64) { self.generation = generation }
+}
+
 /// The state of one `@Computed` storage: the cached value, whether it is valid, the version
 /// tokens compare with, and the subscription that watches what the last computation read.
 ///
@@ -62,7 +76,13 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedBoo
     /// The last computed value when `hasValue`; guarded by the lock.
     @usableFromInline let storage = UnsafeMutablePointer<Value>.allocate(capacity: 1)
     /// Earlier values tokens may still hold (see `historyVersions`); guarded by the lock.
-    @exclusivity(unchecked) private var history: [Value] = []
+    /// Boxed: an `[Any]` is a concrete type, where every use of a `[Value]` in this
+    /// unspecialized code looks up its metadata (≈ 330 instructions per store of a new value).
+    @exclusivity(unchecked) private var history: [Any] = []
+    /// The `SyntheticDependencies.edgeChanges` the reused buffer's known edges are as of (see
+    /// `recompute`); read and written only by the computation holding that buffer
+    /// (`scratchBusy`, handed over under the lock).
+    @exclusivity(unchecked) private var knownEdgeChanges: UInt64 = .max
     /// Set (under the lock) by the first store, never cleared: from then on `storage` holds a
     /// value, so a read can copy it out of the lock's closure as a plain `Value` (no optional
     /// or temporary buffer of `Value`, each a metadata lookup in this unspecialized code).
@@ -102,6 +122,7 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedBoo
     deinit {
         // Runs as the owner's storage is destroyed: detach from the other objects read.
         let dependencies = state.dependencies.take()
+        dependencies?.stateWillDeinit()
         dependencies?.endAll()
         if state.hasValue { storage.deinitialize(count: 1) }
         storage.deallocate()
@@ -122,34 +143,27 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedBoo
     }
 
     func value(ofVersion version: UInt64) -> Any? {
-        withUnsafeTemporaryAllocation(of: Value.self, capacity: 1) { buffer -> Any? in
-            let slot = buffer.baseAddress!
-            let found = withLock { book -> Bool in
-                if book.hasValue, book.version == version {
-                    slot.initialize(to: storage.pointee)
-                    return true
-                }
-                guard let index = book.historyVersions.firstIndex(of: version) else { return false }
-                slot.initialize(to: history[index])
-                return true
-            }
-            return found ? slot.move() : nil
+        withLock { book -> Any? in
+            if book.hasValue, book.version == version { return storage.pointee }
+            guard let index = book.historyVersions.firstIndex(of: version) else { return nil }
+            return history[index]
         }
     }
 
     func dropVersion(_ version: UInt64) {
-        withUnsafeTemporaryAllocation(of: Value.self, capacity: 1) { buffer in
-            let slot = buffer.baseAddress!
-            let dropped = withLock { book -> Bool in
-                guard version != book.version, let index = book.historyVersions.firstIndex(of: version) else {
-                    return false
-                }
-                book.historyVersions.remove(at: index)
-                slot.initialize(to: history.remove(at: index))
-                return true
+        let dropped = withLock { book -> Any? in
+            guard version != book.version, let index = book.historyVersions.firstIndex(of: version) else {
+                return nil
             }
-            if dropped { slot.deinitialize(count: 1) }  // user values released outside the lock
+            // Usually the one kept (the value before the current one): removed from the end.
+            if index == book.historyVersions.count - 1 {
+                book.historyVersions.removeLast()
+                return history.removeLast()
+            }
+            book.historyVersions.remove(at: index)
+            return history.remove(at: index)
         }
+        withExtendedLifetime(dropped) {}  // user values released outside the lock
     }
 
     // MARK: Reading
@@ -183,37 +197,69 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedBoo
             // (tokens, tracking closures) on its value.
             tokenRead = !SyntheticFrame.isComputing
             _recordObservedAccess(owner, serial: tokenRead ? serial : invalidationSerial, valueType: Value.self)
-            if SyntheticFrame.isProbing, let probed = probedValue() {
-                version = 0
-                return probed
-            }
+            if SyntheticFrame.isProbing { return probingRead(owner, version: &version, tokenRead: tokenRead) }
         }
-        var generation: UInt64 = 0
-        let value: Value
+        let value = readCurrent(owner, version: &version)
+        // A tracking read (a token's evaluation) notes the version it saw, for its edge here.
+        if tokenRead { AccessCapture.noteVersion(version, serial: serial) }
+        return value
+    }
+
+    /// `readVersioned` while probing: the cached value, valid or not, if there is one. Out of
+    /// line: its `Value?` costs a metadata lookup in this unspecialized code, which the usual
+    /// read should not pay.
+    @inline(never)
+    private func probingRead(_ owner: Model, version: inout UInt64, tokenRead: Bool) -> Value {
+        if let probed = probedValue() {
+            version = 0
+            return probed
+        }
+        let value = readCurrent(owner, version: &version)
+        if tokenRead { AccessCapture.noteVersion(version, serial: serial) }
+        return value
+    }
+
+    /// The valid cached value, or a new computation's.
+    private func readCurrent(_ owner: Model, version: inout UInt64) -> Value {
         if hasStoredValue.load(ordering: .acquiring) {
-            var isValid = false
+            var start: ComputeStart?
             let current = withLock { book -> Value in
-                generation = book.generation
                 if book.isValid {
-                    isValid = true
                     version = book.version
                 } else {
-                    book.computing += 1
+                    start = beginComputing(&book, owner: owner)
                 }
                 return storage.pointee
             }
             // An invalid value's copy is simply dropped (outside the lock).
-            value = isValid ? current : recompute(owner, generation: generation, version: &version)
-        } else {
-            generation = withLock { book -> UInt64 in
-                book.computing += 1
-                return book.generation
-            }
-            value = recompute(owner, generation: generation, version: &version)
+            guard let start else { return current }
+            return recompute(owner, start, version: &version)
         }
-        // A tracking read (a token's evaluation) notes the version it saw, for its edge here.
-        if tokenRead { AccessCapture.noteVersion(version, serial: serial) }
-        return value
+        let start = withLock { book in beginComputing(&book, owner: owner) }
+        return recompute(owner, start, version: &version)
+    }
+
+    /// Under the lock: a computation starts. Counts it in, and takes what it needs in the same
+    /// round trip (the reused tracking buffer, the dependencies' subscription, created by the
+    /// first computation).
+    private func beginComputing(_ book: inout ComputedBookkeeping, owner: Model) -> ComputeStart {
+        book.computing += 1
+        var start = ComputeStart(generation: book.generation)
+        if book.registry == nil {
+            book.registry = owner.registry
+            start.isFirst = true
+        }
+        if !book.scratchBusy {
+            if book.scratch == nil { book.scratch = TrackingScratch.allocate() }
+            book.scratchBusy = true
+            start.scratch = book.scratch
+        }
+        // Created for `@Lazy` too: an object it was loaded from may deinitialize.
+        let dependencies = book.dependencies ?? SyntheticDependencies(owner: owner, state: self)
+        book.dependencies = dependencies
+        dependencies.clearStale()
+        start.dependencies = dependencies
+        return start
     }
 
     /// A probing read (`invalidate(_:)` finding which property a key path names): the cached
@@ -233,35 +279,24 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedBoo
         }
     }
 
-    private func recompute(_ owner: Model, generation: UInt64, version: inout UInt64) -> Value {
-        var isFirst = false
-        var scratch: UnsafeMutablePointer<TrackingScratch>?
-        let dependencies = withLock { book -> SyntheticDependencies in
-            if book.registry == nil {
-                book.registry = owner.registry
-                isFirst = true
-            }
-            if !book.scratchBusy {
-                if book.scratch == nil { book.scratch = TrackingScratch.allocate() }
-                book.scratchBusy = true
-                scratch = book.scratch
-            }
-            if let existing = book.dependencies { return existing }
-            // Created for `@Lazy` too: an object it was loaded from may deinitialize.
-            let created = SyntheticDependencies(owner: owner, state: self)
-            book.dependencies = created
-            return created
-        }
-        if isFirst { owner.registry.registerComputed(self) }
+    /// A computation, counted in by `beginComputing`.
+    private func recompute(_ owner: Model, _ start: ComputeStart, version: inout UInt64) -> Value {
+        let generation = start.generation
+        let dependencies = start.dependencies!
+        if start.isFirst { owner.registry.registerComputed(self) }
         // Another thread computing this value has the reused buffer: one of this computation's own.
-        let ownsScratch = scratch != nil
-        let buffer = scratch ?? TrackingScratch.allocate()
+        let ownsScratch = start.scratch != nil
+        let buffer = start.scratch ?? TrackingScratch.allocate()
+        // Gives the buffer back, emptied (usually one or two accesses: removed one by one, as
+        // `removeAll(keepingCapacity:)` goes through a general replacement). `scratchBusy` is
+        // cleared under the lock of the store, when it can (`releasesScratch`).
+        var releasesScratch = ownsScratch
         defer {
-            buffer.pointee.accesses.removeAll(keepingCapacity: true)
-            if ownsScratch {
-                withLock { $0.scratchBusy = false }
-            } else {
+            while !buffer.pointee.accesses.isEmpty { buffer.pointee.accesses.removeLast() }
+            if !ownsScratch {
                 TrackingScratch.free(buffer)
+            } else if releasesScratch {
+                withLock { $0.scratchBusy = false }
             }
         }
         if SyntheticFrame.contains(self) { return cycleValue(owner, version: &version) }
@@ -269,6 +304,13 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedBoo
         // Each storage's edge is attached as the getter records it, before it reads (the
         // install race: a set between the read and a later wiring would be lost).
         if hasDependencies { recording.pointee.attacher = dependencies }
+        // The reused buffer knows the edges as of its last computation: while no other
+        // computation changed them, reads of those storages skip the attacher (and its lock).
+        var knownIsCurrent = false
+        if ownsScratch, tracksDependencies, knownEdgeChanges == dependencies.currentEdgeChanges {
+            recording.pointee.known = buffer.known
+            knownIsCurrent = true
+        }
         let previous = AccessCapture.beginTracking(recording)
         var declaredCount = 0
         let value = SyntheticFrame.run(self) {
@@ -283,12 +325,83 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedBoo
         AccessCapture.endTracking(restoring: previous)
         // Drops the edges of storages this computation no longer read.
         if tracksDependencies {
-            dependencies.rewire(to: buffer.pointee.accesses)
+            // The steady state, checked without the dependencies' lock: this computation read
+            // exactly the storages the buffer knows, and no computation changed the edges since
+            // they were known.
+            let isSteady =
+                knownIsCurrent && SyntheticDependencies.edges(buffer.pointee.known, match: buffer.pointee.accesses)
+                && dependencies.currentEdgeChanges == knownEdgeChanges
+            if !isSteady {
+                let changes = dependencies.rewire(
+                    to: buffer.pointee.accesses, known: ownsScratch ? buffer.known : nil, knownIsCurrent: knownIsCurrent)
+                if ownsScratch { knownEdgeChanges = changes }
+            }
         } else if declared != nil {
             dependencies.rewire(to: Array(buffer.pointee.accesses.prefix(declaredCount)))
         }
+        if ownsScratch, Self.comparesWithoutUserCode {
+            while !buffer.pointee.accesses.isEmpty { buffer.pointee.accesses.removeLast() }
+            if let stored = storeInPlace(value, generation: generation, owner: owner, releasingScratch: true) {
+                releasesScratch = false
+                version = stored
+                return value
+            }
+        }
         version = store(value, generation: generation, owner: owner)
         return value
+    }
+
+    /// Whether `Value` compares without user code (`_valuesAreIdentical` compares these inline)
+    /// and holds no references: such a value can be compared and stored under the lock, in one
+    /// round trip.
+    private static var comparesWithoutUserCode: Bool {
+        Value.self == Int.self || Value.self == Bool.self || Value.self == Double.self
+    }
+
+    /// `store` for values that compare without user code and release nothing
+    /// (`comparesWithoutUserCode`): compared and committed in one lock round trip, which also
+    /// gives the reused buffer back if `releasingScratch`. Nil, changing nothing, when earlier
+    /// values are kept (the general `store` compares with those).
+    private func storeInPlace(_ value: Value, generation: UInt64, owner: Model, releasingScratch: Bool) -> UInt64? {
+        let keepsHistory = owner.observedBits.load(ordering: .relaxed) & Registry.serialBit(serial) != 0
+        let version = withLock { book -> UInt64? in
+            guard book.historyVersions.isEmpty else { return nil }
+            if releasingScratch { book.scratchBusy = false }
+            book.computing -= 1
+            // Overtaken: the newer valid value stays; this one goes back to its reader alone.
+            if book.generation != generation && book.isValid { return 0 }
+            book.stores &+= 1
+            if book.hasValue {
+                if book.version != 0, _valuesAreIdentical(storage.pointee, value) {
+                    // Equal to the current value: the same version.
+                    storage.pointee = value
+                } else {
+                    if keepsHistory, book.version != 0 {
+                        book.historyVersions.append(book.version)
+                        history.append(storage.move() as Any)
+                    } else {
+                        storage.deinitialize(count: 1)
+                    }
+                    storage.initialize(to: value)
+                    book.version = book.nextVersion
+                    book.nextVersion &+= 1
+                }
+            } else {
+                storage.initialize(to: value)
+                book.version = book.nextVersion
+                book.nextVersion &+= 1
+                book.hasValue = true
+                hasStoredValue.store(true, ordering: .releasing)
+            }
+            if book.generation == generation {
+                book.isValid = true
+                publish(value)
+            }
+            return book.version
+        }
+        // No pruning: the earlier value this store may keep is a plain value, and the next
+        // store goes through `store`, which prunes, while any is kept.
+        return version
     }
 
     /// A read of this property from inside its own computation (a cycle between computed
@@ -391,7 +504,7 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedBoo
                         released = storage.move()
                     } else if keepsHistory, book.version != 0 {
                         book.historyVersions.append(book.version)
-                        history.append(storage.move())
+                        history.append(storage.move() as Any)
                     } else {
                         released = storage.move()
                     }
@@ -432,7 +545,7 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedBoo
     /// Removes the earlier value of `version` (now the current one's again), released outside
     /// the lock.
     private func removeEarlier(_ version: UInt64) {
-        var removed: [Value] = []
+        var removed: [Any] = []
         withLock { book in
             guard let index = book.historyVersions.firstIndex(of: version) else { return }
             book.historyVersions.remove(at: index)
@@ -445,12 +558,14 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedBoo
     /// outside the lock (a copy of the earlier values).
     private func earlierVersion(equalTo value: Value) -> UInt64 {
         var versions: [UInt64] = []
-        var values: [Value] = []
+        var values: [Any] = []
         withLock { book in
             versions = book.historyVersions
             values = history
         }
-        for index in values.indices where _valuesAreIdentical(values[index], value) { return versions[index] }
+        for index in values.indices {
+            if let earlier = values[index] as? Value, _valuesAreIdentical(earlier, value) { return versions[index] }
+        }
         return 0
     }
 
@@ -477,6 +592,9 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedBoo
             book.generation &+= 1
             published.withdraw()
             defer { book.isValid = false }
+            // Until a computation starts, a change of a dependency has nothing to invalidate:
+            // the registry skips these dependencies (`Subscription.isStillStale`).
+            if book.computing == 0 { book.dependencies?.markStale() }
             return book.isValid || book.computing > 0
         }
         guard tellsDependants else { return }
@@ -498,6 +616,7 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedBoo
         let generation = withLock { book -> UInt64 in
             book.generation &+= 1
             book.computing += 1  // `store` counts it out
+            book.dependencies?.clearStale()
             if book.registry == nil {
                 book.registry = owner.registry
                 isFirst = true
@@ -514,6 +633,7 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedBoo
         withLock { book in
             if book.hasValue {
                 book.isValid = true
+                book.dependencies?.clearStale()
                 publish(storage.pointee)
             }
         }

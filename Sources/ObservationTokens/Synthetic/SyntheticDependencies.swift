@@ -1,3 +1,6 @@
+internal import CObservationTokensRuntime
+import Synchronization
+
 /// The subscription of one computed property on what its last computation read.
 ///
 /// Immediate: a setter of a dependency calls it right away (after unlocking), and it only
@@ -5,10 +8,25 @@
 /// property become pending, and compare values when they are delivered). An object the
 /// computation read that deinitializes invalidates the value too. It never queues anything:
 /// nothing is computed until someone reads the value.
+/// `SyntheticDependencies`'s edges, and whether its state's deinit has begun.
+struct DependencyEdges {
+    var list: [(registry: Registry, serial: UInt64, slot: Int)] = []
+    var stateIsGone = false
+}
+
 final class SyntheticDependencies: Subscription, AccessAttaching, @unchecked Sendable {  // see Subscription
-    /// What it reads and invalidates; weak, as the state owns this subscription.
-    private weak var state: (any SyntheticStateProtocol)?
-    private let edges = Locked<[(registry: Registry, serial: UInt64, slot: Int)]>(state: [])
+    /// What it reads and invalidates. Unowned, as the state owns this subscription; used only
+    /// through `retainedState()`. Not `weak`: a weak reference gives the state a side table,
+    /// after which every retain and release of it takes the runtime's slow path.
+    private unowned(unsafe) let state: any SyntheticStateProtocol
+    private let edges = Locked<DependencyEdges>(state: DependencyEdges())
+    /// Counts changes of `edges` (made under its lock): a computation's known edges
+    /// (`AccessCapture.Recording.known`, refreshed by `rewire`) are current while it stays the
+    /// same.
+    private let edgeChanges = Atomic<UInt64>(0)
+
+    /// `edgeChanges` now.
+    var currentEdgeChanges: UInt64 { edgeChanges.load(ordering: .acquiring) }
 
     init<Model, Value>(owner: Model, state: ComputedState<Model, Value>) {
         self.state = state
@@ -21,17 +39,48 @@ final class SyntheticDependencies: Subscription, AccessAttaching, @unchecked Sen
 
     /// The computed property, `Type.name` (from the class's table: reads no value).
     override var writtenDescription: String? {
-        guard let state, let owner = rootRegistry.weakOwner else { return nil }
+        guard let state = retainedState(), let owner = rootRegistry.weakOwner else { return nil }
         return SyntheticFields.name(of: state, in: owner)
     }
 
     /// A dependency changed (immediate mode, inside its setter after unlocking).
     override func invoke(observer: AnyObject?, root: ObservableModelBase, oldValue: Any?) {
-        state?.invalidate(owner: root, inDeinit: false)
+        retainedState()?.invalidate(owner: root, inDeinit: false)
     }
 
     override func invoke(observer: AnyObject?, root: ObservableModelBase) {
-        state?.invalidate(owner: root, inDeinit: false)
+        retainedState()?.invalidate(owner: root, inDeinit: false)
+    }
+
+    /// The state, retained, unless its deinit has begun (`stateWillDeinit`). Its memory is
+    /// valid under the lock until its deinit marks it gone there, and `swift_tryRetain` fails
+    /// once that deinit has begun.
+    private func retainedState() -> (any SyntheticStateProtocol)? {
+        let alive = edges.withLock { edges -> Bool in
+            !edges.stateIsGone && ot_tryRetain(Unmanaged.passUnretained(state as AnyObject).toOpaque())
+        }
+        guard alive else { return nil }
+        let retained = state
+        Unmanaged.passUnretained(state as AnyObject).release()  // the try-retain's
+        return retained
+    }
+
+    /// Called first by the state's deinit: from now on `retainedState()` is nil.
+    func stateWillDeinit() {
+        edges.withLock { $0.stateIsGone = true }
+    }
+
+    /// A dependency changed (called in place of `deliverNow` by the setter's slow path and by
+    /// an invalidated computed value of the same object, with no lock held): invalidates the
+    /// value. No delivery is counted in: there is no callback to keep, and the state is held
+    /// weakly.
+    func dependencyChanged(changedObject: ObservableModelBase) {
+        guard isActive, let state = retainedState() else { return }
+        if isRoot(changedObject) {
+            state.invalidate(owner: changedObject, inDeinit: false)
+        } else if let owner = rootRegistry.weakOwner {
+            state.invalidate(owner: owner, inDeinit: false)
+        }
     }
 
     /// An object the computation read deinitialized (inside its deinit, maybe inside the
@@ -43,7 +92,7 @@ final class SyntheticDependencies: Subscription, AccessAttaching, @unchecked Sen
             end()
             return
         }
-        guard let state, let owner = rootRegistry.weakOwner else { return }
+        guard let state = retainedState(), let owner = rootRegistry.weakOwner else { return }
         state.invalidate(owner: owner, inDeinit: true)
     }
 
@@ -52,21 +101,41 @@ final class SyntheticDependencies: Subscription, AccessAttaching, @unchecked Sen
     /// after the read, before the computation returns, invalidates the value it is computing.
     func attachNow(_ access: AccessCapture.TrackedAccess) {
         var hooks = ObservationStateHooks()
-        edges.withLock { edges in
-            guard !edges.contains(where: { $0.serial == access.serial && $0.registry === access.registry }),
+        edges.withLock { state in
+            guard !state.list.contains(where: { $0.serial == access.serial && $0.registry === access.registry }),
                 let slot = access.registry.attach(self, serial: access.serial, isLeaf: true, hooks: &hooks)
             else { return }
-            edges.append((access.registry, access.serial, slot))
+            state.list.append((access.registry, access.serial, slot))
+            edgeChanges.add(1, ordering: .releasing)
         }
         hooks.run()
     }
 
     /// Makes the edges match the storages in `accesses`: attaches new ones before detaching
-    /// old ones.
-    func rewire(to accesses: [AccessCapture.TrackedAccess]) {
+    /// old ones. The steady state (the same storages as last time, in the same order) changes
+    /// nothing and allocates nothing. Refreshes `known` (the edges as a computation's recording
+    /// knows them) unless it is current and the edges stay; returns `edgeChanges` as of the
+    /// edges `known` now lists.
+    @discardableResult
+    func rewire(
+        to accesses: [AccessCapture.TrackedAccess], known: UnsafeMutablePointer<[AccessCapture.KnownEdge]>? = nil,
+        knownIsCurrent: Bool = false
+    ) -> UInt64 {
         var hooks = ObservationStateHooks()
         var released: [(registry: Registry, serial: UInt64, slot: Int)] = []
-        edges.withLock { edges in
+        let changes = edges.withLock { state -> UInt64 in
+            if Self.edges(state.list, match: accesses) {
+                let edges = state.list
+                if let known, !knownIsCurrent { Self.refresh(known, from: edges) }
+                return edgeChanges.load(ordering: .relaxed)
+            }
+            var edges = state.list
+            state.list = []  // unique while rebuilt
+            defer {
+                state.list = edges
+                edgeChanges.add(1, ordering: .releasing)
+                if let known { Self.refresh(known, from: edges) }
+            }
             var next: [(registry: Registry, serial: UInt64, slot: Int)] = []
             for access in accesses {
                 if next.contains(where: { $0.serial == access.serial && $0.registry === access.registry }) { continue }
@@ -82,9 +151,55 @@ final class SyntheticDependencies: Subscription, AccessAttaching, @unchecked Sen
             }
             released = edges
             edges = next
+            return edgeChanges.load(ordering: .relaxed) &+ 1
         }
         hooks.run()
         withExtendedLifetime(released) {}
+        return changes
+    }
+
+    /// Under the lock: `known` lists `edges`.
+    private static func refresh(
+        _ known: UnsafeMutablePointer<[AccessCapture.KnownEdge]>, from edges: [(registry: Registry, serial: UInt64, slot: Int)]
+    ) {
+        known.pointee.removeAll(keepingCapacity: true)
+        for edge in edges {
+            known.pointee.append(AccessCapture.KnownEdge(registry: ObjectIdentifier(edge.registry), serial: edge.serial))
+        }
+    }
+
+    /// Whether `edges` are exactly the storages in `accesses`, in reading order (repeats of a
+    /// storage read earlier skipped): checked without allocating.
+    private static func edges(
+        _ edges: [(registry: Registry, serial: UInt64, slot: Int)], match accesses: [AccessCapture.TrackedAccess]
+    ) -> Bool {
+        var matched = 0
+        for access in accesses {
+            if matched < edges.count, edges[matched].serial == access.serial,
+                edges[matched].registry === access.registry
+            {
+                matched += 1
+                continue
+            }
+            let isRepeat = edges[..<matched].contains { $0.serial == access.serial && $0.registry === access.registry }
+            if !isRepeat { return false }
+        }
+        return matched == edges.count
+    }
+
+    /// `edges(_:match:)` for the edges a computation's buffer knows (`rewire`'s `known`).
+    static func edges(_ known: [AccessCapture.KnownEdge], match accesses: [AccessCapture.TrackedAccess]) -> Bool {
+        var matched = 0
+        for access in accesses {
+            let registry = ObjectIdentifier(access.registry)
+            if matched < known.count, known[matched].serial == access.serial, known[matched].registry == registry {
+                matched += 1
+                continue
+            }
+            let isRepeat = known[..<matched].contains { $0.serial == access.serial && $0.registry == registry }
+            if !isRepeat { return false }
+        }
+        return matched == known.count
     }
 
     /// Detaches every edge and ends the subscription.
