@@ -473,7 +473,7 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
     /// Returns the `.immediate` subscriptions to call, for the caller to call after this frame
     /// is gone: a cascade of immediate callbacks (each setting the next model's property) then
     /// costs the setter's small frames per level, not this function's large one.
-    func propertyDidChange(owner: ObservableModelBase, serial: UInt64, oldValue: () -> Any) -> [Subscription]? {
+    func propertyDidChange(owner: ObservableModelBase, serial: UInt64, oldValue: () -> Any) -> ImmediateSubscriptions? {
         // Optional arrays: the common case allocates nothing and releases nothing. The first
         // plain subscription made pending is kept apart, retained by hand (a trivial value, so
         // the sets that make nothing pending release nothing): one alone is queued without an
@@ -595,13 +595,13 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
         _ needsWork: some Collection<(subscription: Subscription, isLeaf: Bool)>, owner: ObservableModelBase,
         serial: UInt64,
         oldValue: () -> Any
-    ) -> [Subscription]? {
+    ) -> ImmediateSubscriptions? {
         // A path may run through this property twice (`a.next.next` with `a.next === a`): each
         // subscription is handled once per change, told apart by a stamp (cheaper than a set).
         // Subscriptions without extras have a single edge, so they can't come twice.
         let visit = nextVisit.add(1, ordering: .relaxed).newValue
         var walks = WalkMemo(changed: owner, serial: serial, isAlone: needsWork.count == 1)
-        var immediate: [Subscription]?
+        var immediate: ImmediateSubscriptions?
         // Queued together: tokens rooted at `owner` (1,000 views on `root.a.b`) share one item.
         // The first is kept apart: one alone is queued without a list.
         var firstPending: Subscription?
@@ -612,7 +612,14 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
             }
             if !isLeaf { subscription.retarget(walks: &walks) }
             if subscription.isImmediate {
-                immediate.append(subscription, default: [])
+                switch immediate {
+                case nil: immediate = .one(subscription)
+                case .one(let first): immediate = .many([first, subscription])
+                case .many(var list):
+                    immediate = nil  // the list stays unique while it grows
+                    list.append(subscription)
+                    immediate = .many(list)
+                }
             } else if subscription.markPendingForChange() {
                 subscription.recordOldValue(oldValue)
                 if firstPending == nil {
@@ -644,6 +651,14 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
 
     /// Stamps for `SubscriptionExtras.lastVisit`, one per change that needs the slow path.
     private static let nextVisit = Atomic<UInt64>(0)
+
+    /// The `.immediate` subscriptions a set hands back to its setter: usually one (a computed
+    /// property's dependency), which needs no list. One word, like the optional array it
+    /// replaces, so the setter's frame (paid per level of an `.immediate` cascade) stays small.
+    enum ImmediateSubscriptions {
+        case one(Subscription)
+        case many([Subscription])
+    }
 
     private enum Route {
         /// Pending already, with nothing more to tell until its delivery.

@@ -247,11 +247,12 @@ open class ObservableModelBase {
         // (`CascadeDepthTests`), so the usual single token is called from here and anything
         // else is walked out of line: the frame holds the list and the old value
         // (`Registry.work` returns only `.immediate` subscriptions), nothing else.
-        guard let immediate else { return }
-        guard immediate.count == 1, immediate[0].comparesComputedValues else {
-            return _callImmediate(immediate, oldValue: oldValue)
+        switch immediate {
+        case nil: return
+        case .one(let lone) where lone.comparesComputedValues: lone.deliverNow(oldValue: oldValue(), isChange: true)
+        case .one(let lone): _callImmediate(CollectionOfOne(lone), oldValue: oldValue)
+        case .many(let list): _callImmediate(list, oldValue: oldValue)
         }
-        immediate[0].deliverNow(oldValue: oldValue(), isChange: true)
     }
 
     /// `_propertyDidChange`'s calls of several `.immediate` subscriptions, or of one that
@@ -259,7 +260,7 @@ open class ObservableModelBase {
     /// first (their dependencies' subscriptions), then the tokens on the property, then those
     /// on the invalidated values (`ImmediateChecks`), so every callback reads final values.
     @inline(never)
-    private final func _callImmediate(_ immediate: [Subscription], oldValue: () -> Any) {
+    private final func _callImmediate(_ immediate: some Collection<Subscription>, oldValue: () -> Any) {
         var invalidates = false
         for subscription in immediate where !subscription.comparesComputedValues {
             invalidates = true
