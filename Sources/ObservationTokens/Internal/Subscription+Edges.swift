@@ -193,7 +193,11 @@ extension Subscription {
     ) {
         if replaceInPlace(in: &state, where: isReplaced, with: keys, hooks: &hooks) { return }
         var next: [Edge] = []
-        next.reserveCapacity(state.edges.count + keys.count)
+        // A subscription's first edges (`start(root:)`) get room for every step of its paths, so
+        // a path that is shorter now (`owner` is nil) grows in place when it lengthens instead
+        // of reallocating its list on the first such set.
+        let full = state.edges.isEmpty ? extras?.paths.reduce(0) { $0 + $1.steps.count } ?? 0 : 0
+        next.reserveCapacity(Swift.max(state.edges.count + keys.count, full))
         var old: [Edge] = []
         for edge in state.edges {
             if isReplaced(edge) { old.append(edge) } else { next.append(edge) }
@@ -388,6 +392,10 @@ struct WalkMemo {
     /// again. Bounded: a path that keeps changing under it is left to the setters doing that,
     /// which find the attached edges and retarget it themselves.
     mutating func revalidate() {
+        // No walk (the usual retarget walks alone, on the stack): return before the loop, whose
+        // hoisted uniqueness check would otherwise copy the shared empty array (≈ 60
+        // instructions per retarget).
+        if walks.isEmpty { return }
         for _ in 0..<4 {
             var moved = false
             for index in walks.indices {

@@ -45,6 +45,10 @@ struct WeakSet<Element: AnyObject> {
             slots[index - 1] = bits
             return index
         }
+        // The first overflow slot comes with room for three more: a property that gains a
+        // second observer usually gains a few (path tokens moving onto it), and growing one
+        // slot at a time reallocated the list twice more on the way to four.
+        if slots.capacity == 0 { slots.reserveCapacity(4) }
         slots.append(bits)
         return slots.count
     }
