@@ -2,8 +2,8 @@
 # Fuzzes string key paths for SECONDS seconds (default 60) with libFuzzer.
 #
 # Builds Fuzz/KeyPathFuzzer.swift together with Sources/ObservationTokens as one module with
-# `swiftc -sanitize=fuzzer,address` into .build-fuzz/, then runs it on the seed corpus in
-# Fuzz/corpus (new inputs go to .build-fuzz/corpus). Exits non-zero on any finding (crash,
+# `swiftc -sanitize=fuzzer,address` (the C target's source with clang, linked in) into
+# .build-fuzz/, then runs it on the seed corpus in Fuzz/corpus (new inputs go to .build-fuzz/corpus). Exits non-zero on any finding (crash,
 # AddressSanitizer report, failed check in the harness, or an input running longer than
 # TIMEOUT seconds) and prints the offending input; the input is also saved under
 # fuzz-artifacts/.
@@ -30,10 +30,14 @@ echo "fuzz-keypaths: building $binary (${#sources[@]} library files + harness, $
 build_start=$(date +%s)
 # The linker warns about ASan's local symbols ("Cannot export local symbol"); that noise goes to
 # the build log, which is printed in full if the build fails.
-if ! swiftc -sanitize=fuzzer,address -parse-as-library -swift-version 6 \
+# The C target's one source file (its thread-local slots) is compiled apart and linked in.
+if ! { clang -c -O2 -g -fsanitize=address -I Sources/CObservationTokensRuntime/include \
+    Sources/CObservationTokensRuntime/CObservationTokensRuntime.c -o "$build/CObservationTokensRuntime.o" \
+    && swiftc -sanitize=fuzzer,address -parse-as-library -swift-version 6 \
     -module-name ObservationTokens -package-name ObservationTokens "$opt" -g -warnings-as-errors \
     -I Sources/CObservationTokensRuntime/include \
-    "${sources[@]}" Fuzz/KeyPathFuzzer.swift -o "$binary" >"$build/build.log" 2>&1; then
+    "${sources[@]}" Fuzz/KeyPathFuzzer.swift "$build/CObservationTokensRuntime.o" -o "$binary"; } \
+    >"$build/build.log" 2>&1; then
     cat "$build/build.log"
     echo "fuzz-keypaths: build FAILED"
     exit 1
