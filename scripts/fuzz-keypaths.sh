@@ -3,10 +3,10 @@
 #
 # Builds Fuzz/KeyPathFuzzer.swift together with Sources/ObservationTokens as one module with
 # `swiftc -sanitize=fuzzer,address` (the C target's source with clang, linked in) into
-# .build-fuzz/, then runs it on the seed corpus in Fuzz/corpus (new inputs go to .build-fuzz/corpus). Exits non-zero on any finding (crash,
-# AddressSanitizer report, failed check in the harness, or an input running longer than
-# TIMEOUT seconds) and prints the offending input; the input is also saved under
-# fuzz-artifacts/.
+# .build-fuzz/, then runs it on the seed corpus in Fuzz/corpus (new inputs go to
+# .build-fuzz/corpus). Exits non-zero on any finding (crash, AddressSanitizer report, failed
+# check in the harness, or an input running longer than TIMEOUT seconds) and prints the
+# offending input; the input is also saved under fuzz-artifacts/.
 #
 # Environment: FUZZ_SEED (libFuzzer -seed, default 1 so runs are reproducible), FUZZ_TIMEOUT
 # (seconds per input, default 20), FUZZ_OPT (swiftc optimization flag, default -O).
