@@ -52,6 +52,34 @@ enum AccessCapture {
         let serial: UInt64
     }
 
+    /// Whether `edges` are exactly the storages in `accesses`, in reading order (a repeat of a
+    /// storage read earlier skipped): the steady state of a tracked evaluation or a
+    /// computation, checked without allocating. `storage` names an edge's storage.
+    ///
+    /// - Complexity: O(*n*) when they match in order; O(*n*²) in the worst case (repeats).
+    @inline(__always)
+    static func edges<Edge>(
+        _ edges: [Edge], match accesses: [TrackedAccess], storage: (Edge) -> KnownEdge
+    ) -> Bool {
+        var matched = 0
+        for access in accesses {
+            let registry = ObjectIdentifier(access.registry)
+            if matched < edges.count {
+                let next = storage(edges[matched])
+                if next.serial == access.serial, next.registry == registry {
+                    matched += 1
+                    continue
+                }
+            }
+            let isRepeat = edges[..<matched].contains {
+                let earlier = storage($0)
+                return earlier.serial == access.serial && earlier.registry == registry
+            }
+            if !isRepeat { return false }
+        }
+        return matched == edges.count
+    }
+
     /// One `@Observed` storage read while tracking: the registry of the object it belongs to
     /// (created if needed, so the storage can be attached to later) and the storage's serial.
     struct TrackedAccess {
@@ -61,7 +89,6 @@ enum AccessCapture {
         /// (`noteVersion`), which the token then remembers as seen. 0 otherwise.
         var version: UInt64 = 0
     }
-
 
     /// Applies `read` with recording on, and returns its value plus what it accessed.
     static func capture<T>(_ read: () -> T) -> (value: T, recording: Recording) {

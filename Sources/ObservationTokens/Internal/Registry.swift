@@ -323,7 +323,8 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
         var members = SmallArray<(subscription: Unmanaged<Subscription>, isLeaf: Bool)>()
         withLock { state in
             for index in state.properties.indices
-            where state.properties[index].serial == serial || state.properties[index].serial == PathStep.wildcardSerial {
+            where state.properties[index].serial == serial || state.properties[index].serial == PathStep.wildcardSerial
+            {
                 state.properties[index].members.forEachInPlace { member, isLeaf in
                     members.append((member.retain(), isLeaf))  // under the lock: it can't go away
                 }
@@ -505,7 +506,9 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
                         let route = member._withUnsafeGuaranteedRef { subscription -> Route in
                             if subscription.isPlain { return subscription.markPending() ? .enqueue : .settled }
                             // A computed value invalid already, with no computation running.
-                            if !subscription.comparesComputedValues, isLeaf, subscription.isStillStale() { return .stale }
+                            if !subscription.comparesComputedValues, isLeaf, subscription.isStillStale() {
+                                return .stale
+                            }
                             return isLeaf && !subscription.isImmediate && subscription.isStillPending()
                                 && !subscription.needsOldValue ? .settled : .slowPath
                         }

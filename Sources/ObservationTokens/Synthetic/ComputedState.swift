@@ -329,11 +329,13 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedBoo
             // exactly the storages the buffer knows, and no computation changed the edges since
             // they were known.
             let isSteady =
-                knownIsCurrent && SyntheticDependencies.edges(buffer.pointee.known, match: buffer.pointee.accesses)
+                knownIsCurrent
+                && AccessCapture.edges(buffer.pointee.known, match: buffer.pointee.accesses, storage: { $0 })
                 && dependencies.currentEdgeChanges == knownEdgeChanges
             if !isSteady {
                 let changes = dependencies.rewire(
-                    to: buffer.pointee.accesses, known: ownsScratch ? buffer.known : nil, knownIsCurrent: knownIsCurrent)
+                    to: buffer.pointee.accesses, known: ownsScratch ? buffer.known : nil, knownIsCurrent: knownIsCurrent
+                )
                 if ownsScratch { knownEdgeChanges = changes }
             }
         } else if declared != nil {

@@ -124,7 +124,12 @@ final class SyntheticDependencies: Subscription, AccessAttaching, @unchecked Sen
         var hooks = ObservationStateHooks()
         var released: [(registry: Registry, serial: UInt64, slot: Int)] = []
         let changes = edges.withLock { state -> UInt64 in
-            if Self.edges(state.list, match: accesses) {
+            if AccessCapture.edges(
+                state.list, match: accesses,
+                storage: {
+                    AccessCapture.KnownEdge(registry: ObjectIdentifier($0.registry), serial: $0.serial)
+                })
+            {
                 let edges = state.list
                 if let known, !knownIsCurrent { Self.refresh(known, from: edges) }
                 return edgeChanges.load(ordering: .relaxed)
@@ -160,46 +165,14 @@ final class SyntheticDependencies: Subscription, AccessAttaching, @unchecked Sen
 
     /// Under the lock: `known` lists `edges`.
     private static func refresh(
-        _ known: UnsafeMutablePointer<[AccessCapture.KnownEdge]>, from edges: [(registry: Registry, serial: UInt64, slot: Int)]
+        _ known: UnsafeMutablePointer<[AccessCapture.KnownEdge]>,
+        from edges: [(registry: Registry, serial: UInt64, slot: Int)]
     ) {
         known.pointee.removeAll(keepingCapacity: true)
         for edge in edges {
-            known.pointee.append(AccessCapture.KnownEdge(registry: ObjectIdentifier(edge.registry), serial: edge.serial))
+            known.pointee.append(
+                AccessCapture.KnownEdge(registry: ObjectIdentifier(edge.registry), serial: edge.serial))
         }
-    }
-
-    /// Whether `edges` are exactly the storages in `accesses`, in reading order (repeats of a
-    /// storage read earlier skipped): checked without allocating.
-    private static func edges(
-        _ edges: [(registry: Registry, serial: UInt64, slot: Int)], match accesses: [AccessCapture.TrackedAccess]
-    ) -> Bool {
-        var matched = 0
-        for access in accesses {
-            if matched < edges.count, edges[matched].serial == access.serial,
-                edges[matched].registry === access.registry
-            {
-                matched += 1
-                continue
-            }
-            let isRepeat = edges[..<matched].contains { $0.serial == access.serial && $0.registry === access.registry }
-            if !isRepeat { return false }
-        }
-        return matched == edges.count
-    }
-
-    /// `edges(_:match:)` for the edges a computation's buffer knows (`rewire`'s `known`).
-    static func edges(_ known: [AccessCapture.KnownEdge], match accesses: [AccessCapture.TrackedAccess]) -> Bool {
-        var matched = 0
-        for access in accesses {
-            let registry = ObjectIdentifier(access.registry)
-            if matched < known.count, known[matched].serial == access.serial, known[matched].registry == registry {
-                matched += 1
-                continue
-            }
-            let isRepeat = known[..<matched].contains { $0.serial == access.serial && $0.registry == registry }
-            if !isRepeat { return false }
-        }
-        return matched == known.count
     }
 
     /// Detaches every edge and ends the subscription.

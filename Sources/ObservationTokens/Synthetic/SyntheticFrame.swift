@@ -10,7 +10,6 @@ enum SyntheticFrame {
     /// Marks `probe` mode: the raw value 1 (never a frame's address).
     private static var probeMarker: UnsafeMutableRawPointer { UnsafeMutableRawPointer(bitPattern: 1)! }
 
-
     /// Whether a synthetic computation is running on this thread.
     static var isComputing: Bool {
         guard let top = ThreadSlot.syntheticFrame.get() else { return false }

@@ -227,7 +227,15 @@ final class TrackedSubscription<Model: ObservableModelBase, Value>: Subscription
             // the edges under this lock.
             guard isActive else { return false }
             // The steady state: the edges and `known` are as the last evaluation left them.
-            if known.count == state.edges.count, Self.edges(state.edges, match: accesses) { return false }
+            if known.count == state.edges.count,
+                AccessCapture.edges(
+                    state.edges, match: accesses,
+                    storage: {
+                        AccessCapture.KnownEdge(registry: ObjectIdentifier($0.registry), serial: $0.serial)
+                    })
+            {
+                return false
+            }
             let attachedNew = rebuild(&state.edges, from: accesses, released: &released, hooks: &hooks)
             known.removeAll(keepingCapacity: true)
             for edge in state.edges {
@@ -238,24 +246,6 @@ final class TrackedSubscription<Model: ObservableModelBase, Value>: Subscription
         hooks.run()
         withExtendedLifetime(released) {}  // registries released outside the lock
         return attachedNew
-    }
-
-    /// Whether `edges` are exactly the storages in `accesses` (in reading order, repeats
-    /// skipped): the steady state, checked without allocating.
-    private static func edges(_ edges: [Edge], match accesses: [AccessCapture.TrackedAccess]) -> Bool {
-        var matched = 0
-        for access in accesses {
-            if matched < edges.count, edges[matched].serial == access.serial,
-                edges[matched].registry === access.registry
-            {
-                matched += 1
-                continue
-            }
-            // A repeat of a storage read earlier in this evaluation.
-            let isRepeat = edges[..<matched].contains { $0.serial == access.serial && $0.registry === access.registry }
-            if !isRepeat { return false }
-        }
-        return matched == edges.count
     }
 
     /// The dependencies changed: keeps the edges still read, attaches the new ones (before
