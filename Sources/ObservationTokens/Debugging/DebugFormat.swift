@@ -180,9 +180,11 @@ enum DebugFormat {
         if subscription.isProperty {
             guard let serial = subscription.attachedPropertySerial else { return subscription.pathDescription }
             let registry = subscription.rootRegistry
+            let owner = registry.weakOwner
             // A collection's own storage (`contents`) is named by the heading, not by the token.
-            if registry.weakOwner is any CollectionDebugNames { return "" }
-            return ObservationDebugging.knownPropertyName(serial, in: registry.weakOwner, registry: registry) ?? ""
+            if owner is any CollectionDebugNames { return "" }
+            guard owner != nil else { return subscription.propertyNameAfterDeinit ?? "" }
+            return ObservationDebugging.knownPropertyName(serial, in: owner, registry: registry) ?? ""
         }
         guard let extras = subscription.extras, !extras.paths.isEmpty, let root = subscription.rootRegistry.weakOwner
         else { return subscription.pathDescription }

@@ -178,9 +178,10 @@ public enum ObservationDebugging {
         return lines.joined(separator: "\n")
     }
 
-    /// The name of the property with storage serial `serial` of `owner` (or of the dead owner
-    /// of `registry`): `*`, an `@Observed` or synthetic (`@Computed`, …) property's name, a
-    /// collection's own storage (`count`, `contents`, …), else `#serial`.
+    /// The name of the property with storage serial `serial` of `owner` (nil once it is gone:
+    /// a token rooted there names its own property, see `Subscription.pathDescription`): `*`, an
+    /// `@Observed` or synthetic (`@Computed`, …) property's name, a collection's own storage
+    /// (`count`, `contents`, …), else `#serial`.
     static func propertyName(_ serial: UInt64, in owner: ObservableModelBase?, registry: Registry) -> String {
         knownPropertyName(serial, in: owner, registry: registry) ?? "#\(serial)"
     }
@@ -188,12 +189,11 @@ public enum ObservationDebugging {
     /// `propertyName`, nil when nothing names the storage.
     static func knownPropertyName(_ serial: UInt64, in owner: ObservableModelBase?, registry: Registry) -> String? {
         if serial == PathStep.wildcardSerial { return "*" }
-        guard let owner else { return registry.rememberedName(ofSerial: serial) }
+        guard let owner else { return nil }
         let table = PropertyTable(owner)
         return table.name(ofSerial: serial, in: owner)
             ?? table.synthetic.first { $0.state(in: owner).serial == serial }?.name
             ?? (owner as? any CollectionDebugNames)?.debugName(ofSerial: serial)
-            ?? registry.rememberedName(ofSerial: serial)
     }
 
     /// Why an object keeps a token that is attached to none of its properties, as a heading.

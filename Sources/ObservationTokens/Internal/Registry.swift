@@ -678,12 +678,6 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
         case many([(subscription: Subscription, isLeaf: Bool)])
     }
 
-    /// The name of a property of the deinitialized owner, if tokens rooted here were alive then.
-    func rememberedName(ofSerial serial: UInt64) -> String? {
-        let index = withLock { state in state.namesAfterDeinit.first { $0.serial == serial }?.index }
-        return index.map { PropertyTable.of(ownerType).entries[$0].name }
-    }
-
     /// Observations watching `serial` (or `*`), for introspection: distinct subscriptions,
     /// not edges, so a token whose paths reach the property twice (`["a.x", "a.x"]`, a looping
     /// path, `*.*`) counts once.
@@ -809,22 +803,24 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
         // of those before it costs less than hashing; among many, a set.
         var seen = all.count > 16 ? Set<ObjectIdentifier>(minimumCapacity: all.count) : nil
         // Single-property tokens rooted here describe themselves by their property's name from
-        // now on: found in the class's cached table by the storage's immutable serial, for the
-        // properties such tokens watch only (no reflection, no value read). Stored before any
-        // token is told, as telling one may describe it.
-        var names: [NameAfterDeinit] = []
+        // now on: its index in the class's cached table, found by the storage's immutable serial
+        // (no reflection, no value read) and kept by the subscription (nothing allocated).
+        // Stored before any token is told, as telling one may describe it.
         var table: PropertyTable?
+        var last: (serial: UInt64, index: Int)?
         for member in all {
             // Borrowed: `all` holds each one.
-            let serial = member._withUnsafeGuaranteedRef { $0.rootRegistry === self ? $0.attachedPropertySerial : nil }
-            guard let serial, !names.contains(where: { $0.serial == serial }) else { continue }
-            if table == nil {
-                table = PropertyTable(owner)
-                names.reserveCapacity(all.count)  // one allocation (appending grew it per name)
+            member._withUnsafeGuaranteedRef { subscription in
+                guard subscription.rootRegistry === self, let serial = subscription.attachedPropertySerial else {
+                    return
+                }
+                if last?.serial != serial {
+                    if table == nil { table = PropertyTable(owner) }
+                    last = (serial, table!.index(ofSerial: serial, in: owner) ?? -1)
+                }
+                if last!.index >= 0 { subscription.rememberPropertyName(index: last!.index) }
             }
-            if let index = table!.index(ofSerial: serial, in: owner) { names.append(NameAfterDeinit(serial, index)) }
         }
-        if !names.isEmpty { withLock { state in state.namesAfterDeinit = names } }
         for index in all.indices {
             if seen != nil {
                 guard seen!.insert(ObjectIdentifier(all[index].takeUnretainedValue())).inserted else { continue }
@@ -854,8 +850,6 @@ struct RegistryState {
     var isDead = false
     /// Whether a path walk has read the owner's properties (see `readForPath`).
     var isReadByPaths = false
-    /// Properties named in the owner's deinit, for the descriptions of tokens rooted there.
-    var namesAfterDeinit: [NameAfterDeinit] = []
     var resolvedKeys = ResolvedKeys()
 
     /// The owner's computed states that have computed, by serial: what `syncSeen` brings up to
@@ -897,19 +891,6 @@ struct RegistryState {
         let serial = properties[index].serial
         if serial == PathStep.wildcardSerial { return false }
         return properties.contains { $0.serial == PathStep.wildcardSerial && !$0.members.isEmpty }
-    }
-}
-
-/// A property of a deinitialized owner that tokens rooted there watched: its storage's serial,
-/// and its entry in the owner's class table, which names it. Two integers, so that the list
-/// costs one allocation to make and nothing per element to destroy.
-struct NameAfterDeinit {
-    let serial: UInt64
-    let index: Int
-
-    init(_ serial: UInt64, _ index: Int) {
-        self.serial = serial
-        self.index = index
     }
 }
 

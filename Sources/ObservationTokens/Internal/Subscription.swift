@@ -110,6 +110,11 @@ class Subscription: @unchecked Sendable {  // see the rules above
     final let screensChanges: Bool
     @exclusivity(unchecked) private var propertySlot: Int32 = -1
     final let flags = Atomic<UInt32>(0)
+    /// `.property` targets rooted at an object that deinitialized: the property's index in the
+    /// class's table (which names it), stored by the root's deinit before the token is told;
+    /// -1 until then. Kept here, in what was padding after `flags`, where the root's registry
+    /// kept a list of names that cost an allocation per model torn down.
+    private let nameIndexAfterDeinit = Atomic<Int32>(-1)
 
     /// Subclasses add the callback, stored with its own type (see `_ModelSubscription`), and
     /// pass the root's registry (they borrow the root: a retain of a model goes through its
@@ -791,13 +796,27 @@ class Subscription: @unchecked Sendable {  // see the rules above
     /// tables, which read no other property); remembered when the root deinitializes.
     final var pathDescription: String {
         if isProperty {
-            guard propertySlot >= 0 else { return "<key path>" }  // a dead root's registry remembers
-            return rootRegistry.weakOwner.flatMap { PropertyTable($0).name(ofSerial: propertySerial, in: $0) }
-                ?? rootRegistry.rememberedName(ofSerial: propertySerial) ?? "<key path>"
+            guard propertySlot >= 0 else { return "<key path>" }
+            if let root = rootRegistry.weakOwner {
+                return PropertyTable(root).name(ofSerial: propertySerial, in: root) ?? "<key path>"
+            }
+            return propertyNameAfterDeinit ?? "<key path>"
         }
         guard let extras else { return "" }
         if let remembered = extras.withLock({ $0.rememberedDescription }) { return remembered }
         return extras.paths.map { $0.describe(from: rootRegistry.weakOwner) }.joined(separator: ", ")
+    }
+
+    /// A `.property` target's property name, remembered when its root deinitialized.
+    final var propertyNameAfterDeinit: String? {
+        let index = nameIndexAfterDeinit.load(ordering: .acquiring)
+        return index >= 0 ? PropertyTable.of(rootRegistry.ownerType).entries[Int(index)].name : nil
+    }
+
+    /// Called from the root's deinit, before this subscription is told, for `.property` targets:
+    /// `index` (in the class's table) names the property from now on.
+    final func rememberPropertyName(index: Int) {
+        nameIndexAfterDeinit.store(Int32(truncatingIfNeeded: index), ordering: .releasing)
     }
 
     /// Called from the root's deinit, while its properties are still intact, for path tokens.
