@@ -13,9 +13,9 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
     let ownerType: ObservableModelBase.Type
     /// Whether the owner adopts `ObservationStateObserving`; checked once, at creation.
     let reportsObservationState: Bool
-    /// Set with `isDead`, under the lock: a detach from a dead owner (every token's end after
-    /// the owner's deinit) returns without the lock. A hint only: `isDead` decides. (Beside the
-    /// flag above, in the padding after it.)
+    /// Set under the lock once the owner's deinit has taken (retained) the members: a detach
+    /// from a dead owner (every token's end after the owner's deinit) returns without the lock.
+    /// A hint only: `isDead` decides. (Beside the flag above, in the padding after it.)
     private let isDeadHint = Atomic<Bool>(false)
 
     /// Valid only under the lock while `isDead` is false: the owner's deinit takes the lock
@@ -150,7 +150,8 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
 
     /// Removes an edge added by `attach`. A no-op once the owner has deinitialized.
     func detach(serial: UInt64, slot: Int, hooks: inout ObservationStateHooks) {
-        if isDeadHint.load(ordering: .relaxed) { return }  // nothing is left attached
+        // Nothing is left attached; the deinit holds the members it took (see `ownerDidDeinit`).
+        if isDeadHint.load(ordering: .acquiring) { return }
         if Self.keepsSeenVersions(serial) {
             seenEdgeDetaching(serial: serial, slot: slot)
         }
@@ -757,30 +758,42 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
             var overflow: [Unmanaged<Subscription>] = []
             let count = withLock { state -> Int in
                 state.isDead = true
-                isDeadHint.store(true, ordering: .relaxed)
                 var total = state.retained.count
                 for index in state.properties.indices { total += state.properties[index].members.count }
                 if total > buffer.count { overflow.reserveCapacity(total) }
-                var count = 0
                 // Retained here, under the lock (the members are alive: see `WeakSet`); the
                 // registry's own references to `retained` go with the array below, while these
-                // keep them alive.
-                func take(_ subscription: Unmanaged<Subscription>) {
-                    _ = subscription.retain()
-                    if total > buffer.count {
-                        overflow.append(subscription)
-                    } else {
-                        buffer.initializeElement(at: count, to: subscription)
+                // keep them alive. (Two plain loops: a nested function that captured `overflow`
+                // made every access to it checked dynamically.)
+                if total > buffer.count {
+                    for index in state.properties.indices {
+                        state.properties[index].members.forEachUnretained { member, _ in
+                            overflow.append(member.retain())
+                        }
                     }
-                    count += 1
+                    for subscription in state.retained { overflow.append(Unmanaged.passRetained(subscription)) }
+                } else {
+                    var count = 0
+                    for index in state.properties.indices {
+                        state.properties[index].members.forEachUnretained { member, _ in
+                            buffer.initializeElement(at: count, to: member.retain())
+                            count += 1
+                        }
+                    }
+                    for subscription in state.retained {
+                        buffer.initializeElement(at: count, to: Unmanaged.passRetained(subscription))
+                        count += 1
+                    }
                 }
-                for index in state.properties.indices {
-                    state.properties[index].members.forEachUnretained { member, _ in take(member) }
-                }
-                for subscription in state.retained { take(.passUnretained(subscription)) }
                 state.properties = []
                 state.retained = []
-                return count
+                // Only now, with every member retained above: a detach that sees the hint returns
+                // without the lock and its token may free the subscription at once, so the hint
+                // must not be seen before our retain (stored first, it let a token's end free a
+                // member this loop was about to retain). Release here, acquire in `detach`: our
+                // retains happen before that token's release.
+                isDeadHint.store(true, ordering: .releasing)
+                return total
             }
             if overflow.isEmpty {
                 let taken = UnsafeBufferPointer(rebasing: buffer[..<count])
