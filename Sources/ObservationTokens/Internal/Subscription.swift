@@ -174,6 +174,11 @@ class Subscription: @unchecked Sendable {  // see the rules above
     /// without keeping it alive (`WeakReference`); the others hold nothing.
     func loadObserver() -> AnyObject? { nil }
 
+    /// The observer's class, if one was given; subclasses that hold a `WeakReference` read it
+    /// without retaining the observer (which may then be one whose deinit has begun), so that a
+    /// root's deinit asks about it without a retain and a release.
+    func observerType() -> AnyObject.Type? { loadObserver().map { type(of: $0) } }
+
     /// The observed paths of a `.paths` target.
     final var paths: [ObservedPath] { extras?.paths ?? [] }
 
@@ -275,7 +280,12 @@ class Subscription: @unchecked Sendable {  // see the rules above
             rootRegistry.detach(serial: propertySerial, slot: Int(propertySlot), hooks: &hooks)
         }
         if before >> 8 == 0 { releaseCallback() }  // no delivery running: release the closure now
-        if let extras { endExtras(extras, hooks: &hooks) }
+        // Borrowed: `self` (alive for the call) holds its `let` extras.
+        if extras != nil {
+            Unmanaged.passUnretained(extras.unsafelyUnwrapped)._withUnsafeGuaranteedRef {
+                endExtras($0, hooks: &hooks)
+            }
+        }
         hooks.run()
     }
 
@@ -283,8 +293,13 @@ class Subscription: @unchecked Sendable {  // see the rules above
     /// (and destroy) an empty `Ended`.
     private func endExtras(_ extras: SubscriptionExtras, hooks: inout ObservationStateHooks) {
         let taken = extras.takeEnded()
-        for edge in taken.edges {
-            edge.registry.detach(serial: edge.serial, slot: edge.slot, hooks: &hooks)
+        // Each registry borrowed (`taken` holds it): no retain and release per edge.
+        taken.edges.withUnsafeBufferPointer { edges in
+            for edge in edges {
+                Unmanaged.passUnretained(edge.registry)._withUnsafeGuaranteedRef {
+                    $0.detach(serial: edge.serial, slot: edge.slot, hooks: &hooks)
+                }
+            }
         }
         // `taken` (old value, endpoints: user values) is released here, outside every lock: a
         // release may run a deinit, which may take these locks again.
@@ -307,7 +322,8 @@ class Subscription: @unchecked Sendable {  // see the rules above
     }
 
     private func noticeRootDeinit() {
-        guard let object = loadObserver(), Self.observesDeinits(type(of: object)) else { return }
+        // The class first (a view model, usually: not a listener), without retaining the observer.
+        guard let type = observerType(), Self.observesDeinits(type), let object = loadObserver() else { return }
         // Called from the root's deinit after its registry remembered the names (properties)
         // and this subscription its description (paths).
         let observed = pathDescription.split(separator: ", ").map(String.init)

@@ -70,6 +70,8 @@ final class _ObserverSubscription<Observer: AnyObject, Model: ObservableModelBas
 
     override func loadObserver() -> AnyObject? { observer.load() }
 
+    override func observerType() -> AnyObject.Type? { observer.loadType() }
+
     override func invoke(observer: AnyObject?, root: ObservableModelBase) {
         // Deliveries pass the observer given at creation (an `Observer`), alive.
         _withObserver(observer, as: Observer.self) { callback?($0, unsafeDowncast(root, to: Model.self)) }
@@ -98,6 +100,8 @@ final class ErasedSubscription: Subscription, @unchecked Sendable {  // see Subs
     }
 
     override func loadObserver() -> AnyObject? { observer?.load() }
+
+    override func observerType() -> AnyObject.Type? { observer?.loadType() }
 
     override func invoke(observer: AnyObject?, root: ObservableModelBase) {
         // A stored nil, passed by address: a `nil` literal here is built on the stack and

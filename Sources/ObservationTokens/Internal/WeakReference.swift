@@ -51,6 +51,18 @@ struct WeakReference: @unchecked Sendable {
         }
     #endif
 
+    /// The object's class, read without retaining it (nil on Apple platforms once the object is
+    /// gone). Elsewhere it may be the class of an object whose deinit has begun: the reference
+    /// keeps its memory, and with it its class pointer.
+    @inline(__always)
+    func loadType() -> AnyObject.Type? {
+        #if canImport(ObjectiveC)
+            object.map { type(of: $0) }
+        #else
+            Unmanaged<AnyObject>.fromOpaque(address)._withUnsafeGuaranteedRef { type(of: $0) }
+        #endif
+    }
+
     /// The object, if alive; `type` must be the type of the object given to `init`.
     @inline(__always)
     func load<Object: AnyObject>(as type: Object.Type) -> Object? {
