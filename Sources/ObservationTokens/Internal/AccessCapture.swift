@@ -130,11 +130,13 @@ enum AccessCapture {
         if let all = recording.pointee.all {
             // Getters only run on models, which stay alive while they are read.
             let registry = unsafeDowncast(object, to: ObservableModelBase.self).registry
-            if let attacher = recording.pointee.attacher {
-                let id = ObjectIdentifier(registry)
-                let isKnown =
-                    recording.pointee.known?.pointee.contains { $0.serial == serial && $0.registry == id } ?? false
-                if !isKnown { attacher.attachNow(TrackedAccess(registry: registry, serial: serial)) }
+            // A known storage (the steady state) never loads the attacher: loading it would
+            // retain and release it.
+            let id = ObjectIdentifier(registry)
+            let isKnown =
+                recording.pointee.known?.pointee.contains { $0.serial == serial && $0.registry == id } ?? false
+            if !isKnown, let attacher = recording.pointee.attacher {
+                attacher.attachNow(TrackedAccess(registry: registry, serial: serial))
             }
             // Last: the access takes the registry reference over.
             all.pointee.append(TrackedAccess(registry: registry, serial: serial))

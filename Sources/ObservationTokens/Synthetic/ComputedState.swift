@@ -103,6 +103,10 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedBoo
 
     /// Dependencies declared at the declaration (`dependsOn:`), which replace tracking.
     let declared: DeclaredDependencies<Model>?
+    /// How a plain one-word `Value` (`Int`, `Bool`, `Double`) is compared and stored by its
+    /// bits; nil for every other type. Worked out once, so that the unspecialized code tests
+    /// one stored byte instead of `Value`'s metadata.
+    let wordKind: WordKind?
 
     var hasDependencies: Bool { tracksDependencies || declared != nil }
 
@@ -116,6 +120,7 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedBoo
         serial = base | Registry.computedTag
         invalidationSerial = base + 1
         self.compute = compute
+        wordKind = WordKind(Value.self)
         super.init(state: ComputedBookkeeping())
     }
 
@@ -341,7 +346,7 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedBoo
         } else if declared != nil {
             dependencies.rewire(to: Array(buffer.pointee.accesses.prefix(declaredCount)))
         }
-        if ownsScratch, Self.comparesWithoutUserCode {
+        if ownsScratch, comparesWithoutUserCode {
             while !buffer.pointee.accesses.isEmpty { buffer.pointee.accesses.removeLast() }
             if let stored = storeInPlace(value, generation: generation, owner: owner, releasingScratch: true) {
                 releasesScratch = false
@@ -356,9 +361,7 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedBoo
     /// Whether `Value` compares without user code (`_valuesAreIdentical` compares these inline)
     /// and holds no references: such a value can be compared and stored under the lock, in one
     /// round trip.
-    private static var comparesWithoutUserCode: Bool {
-        Value.self == Int.self || Value.self == Bool.self || Value.self == Double.self
-    }
+    private var comparesWithoutUserCode: Bool { wordKind != nil }
 
     /// `store` for values that compare without user code and release nothing
     /// (`comparesWithoutUserCode`): compared and committed in one lock round trip, which also
@@ -366,6 +369,12 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedBoo
     /// values are kept (the general `store` compares with those).
     private func storeInPlace(_ value: Value, generation: UInt64, owner: Model, releasingScratch: Bool) -> UInt64? {
         let keepsHistory = owner.observedBits.load(ordering: .relaxed) & Registry.serialBit(serial) != 0
+        if let wordKind {
+            let bits = withUnsafePointer(to: value) { wordKind.bits(at: UnsafeRawPointer($0)) }
+            return storeWordInPlace(
+                bits, kind: wordKind, generation: generation, keepsHistory: keepsHistory,
+                releasingScratch: releasingScratch)
+        }
         let version = withLock { book -> UInt64? in
             guard book.historyVersions.isEmpty else { return nil }
             if releasingScratch { book.scratchBusy = false }
@@ -404,6 +413,43 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedBoo
         // No pruning: the earlier value this store may keep is a plain value, and the next
         // store goes through `store`, which prunes, while any is kept.
         return version
+    }
+
+    /// `storeInPlace` for a `wordKind` value, as its bits: compared, copied and published as
+    /// one machine word, with no call through `Value`'s metadata (this code is unspecialized).
+    private func storeWordInPlace(
+        _ bits: UInt64, kind: WordKind, generation: UInt64, keepsHistory: Bool, releasingScratch: Bool
+    ) -> UInt64? {
+        let slot = UnsafeMutableRawPointer(storage)
+        return withLock { book -> UInt64? in
+            guard book.historyVersions.isEmpty else { return nil }
+            if releasingScratch { book.scratchBusy = false }
+            book.computing -= 1
+            // Overtaken: the newer valid value stays; this one goes back to its reader alone.
+            if book.generation != generation && book.isValid { return 0 }
+            book.stores &+= 1
+            if book.hasValue, book.version != 0, kind.equal(kind.bits(at: slot), bits) {
+                // Equal to the current value: the same version.
+                kind.store(bits, at: slot)
+            } else {
+                if book.hasValue, keepsHistory, book.version != 0 {
+                    book.historyVersions.append(book.version)
+                    history.append(kind.boxed(at: slot))
+                }
+                kind.store(bits, at: slot)
+                book.version = book.nextVersion
+                book.nextVersion &+= 1
+                if !book.hasValue {
+                    book.hasValue = true
+                    hasStoredValue.store(true, ordering: .releasing)
+                }
+            }
+            if book.generation == generation {
+                book.isValid = true
+                published.publish(bits: bits)
+            }
+            return book.version
+        }
     }
 
     /// A read of this property from inside its own computation (a cycle between computed
@@ -643,4 +689,63 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedBoo
 
     /// Tests: how many earlier values are kept.
     var historyCount: Int { withLock { $0.historyVersions.count } }
+}
+
+/// A plain value of one machine word that compares without user code, handled by its bits in
+/// unspecialized code (`ComputedState.wordKind`). Compares as `_valuesAreIdentical` does: `==`.
+enum WordKind {
+    case int
+    case bool
+    case double
+
+    init?(_ type: Any.Type) {
+        if type == Int.self {
+            self = .int
+        } else if type == Bool.self {
+            self = .bool
+        } else if type == Double.self {
+            self = .double
+        } else {
+            return nil
+        }
+    }
+
+    /// The bits of the value at `pointer`, as `PublishedWords` lays them out (little-endian,
+    /// zero above the value's size).
+    @inline(__always)
+    func bits(at pointer: UnsafeRawPointer) -> UInt64 {
+        switch self {
+        case .int: UInt64(UInt(bitPattern: pointer.load(as: Int.self)))
+        case .bool: pointer.load(as: Bool.self) ? 1 : 0
+        case .double: pointer.load(as: Double.self).bitPattern
+        }
+    }
+
+    /// Overwrites the (initialized, trivial) value at `pointer` with the one `bits` hold.
+    @inline(__always)
+    func store(_ bits: UInt64, at pointer: UnsafeMutableRawPointer) {
+        switch self {
+        case .int: pointer.storeBytes(of: Int(bitPattern: UInt(bits)), as: Int.self)
+        case .bool: pointer.storeBytes(of: bits != 0, as: Bool.self)
+        case .double: pointer.storeBytes(of: Double(bitPattern: bits), as: Double.self)
+        }
+    }
+
+    /// `==` of the two values (for `Double`: `0 == -0`, `nan != nan`).
+    @inline(__always)
+    func equal(_ lhs: UInt64, _ rhs: UInt64) -> Bool {
+        switch self {
+        case .int, .bool: lhs == rhs
+        case .double: Double(bitPattern: lhs) == Double(bitPattern: rhs)
+        }
+    }
+
+    /// The value at `pointer`, boxed as its own type.
+    func boxed(at pointer: UnsafeRawPointer) -> Any {
+        switch self {
+        case .int: pointer.load(as: Int.self)
+        case .bool: pointer.load(as: Bool.self)
+        case .double: pointer.load(as: Double.self)
+        }
+    }
 }
