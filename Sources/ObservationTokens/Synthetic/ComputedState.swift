@@ -156,6 +156,21 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedBoo
     }
 
     func dropVersion(_ version: UInt64) {
+        if wordKind != nil {
+            // A plain value: nothing to release outside the lock, nothing handed back.
+            withLock { book in
+                guard version != book.version, let index = book.historyVersions.lastIndex(of: version) else { return }
+                // Usually the one kept (the value before the current one): removed from the end.
+                if index == book.historyVersions.count - 1 {
+                    book.historyVersions.removeLast()
+                    history.removeLast()
+                } else {
+                    book.historyVersions.remove(at: index)
+                    history.remove(at: index)
+                }
+            }
+            return
+        }
         let dropped = withLock { book -> Any? in
             guard version != book.version, let index = book.historyVersions.firstIndex(of: version) else {
                 return nil
@@ -259,11 +274,11 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedBoo
             book.scratchBusy = true
             start.scratch = book.scratch
         }
-        // Created for `@Lazy` too: an object it was loaded from may deinitialize.
-        let dependencies = book.dependencies ?? SyntheticDependencies(owner: owner, state: self)
-        book.dependencies = dependencies
-        dependencies.clearStale()
-        start.dependencies = dependencies
+        // Created for `@Lazy` too: an object it was loaded from may deinitialize. Borrowed
+        // where it is kept (a copy of the reference would retain and release it).
+        if book.dependencies == nil { book.dependencies = SyntheticDependencies(owner: owner, state: self) }
+        book.dependencies.unsafelyUnwrapped.clearStale()
+        start.dependencies = book.dependencies
         return start
     }
 
@@ -287,7 +302,8 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedBoo
     /// A computation, counted in by `beginComputing`.
     private func recompute(_ owner: Model, _ start: ComputeStart, version: inout UInt64) -> Value {
         let generation = start.generation
-        let dependencies = start.dependencies!
+        // Unowned: the state keeps it (see `ComputeStart`); a strong copy would retain it.
+        unowned(unsafe) let dependencies = start.dependencies.unsafelyUnwrapped
         if start.isFirst { owner.registry.registerComputed(self) }
         // Another thread computing this value has the reused buffer: one of this computation's own.
         let ownsScratch = start.scratch != nil
