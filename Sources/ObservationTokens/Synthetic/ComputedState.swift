@@ -30,6 +30,9 @@ struct ComputedBookkeeping {
     /// The tracking buffer computations reuse, and whether one is using it.
     var scratch: UnsafeMutablePointer<TrackingScratch>?
     var scratchBusy = false
+    /// The computing frame (`SyntheticFrame.push`) of the computation holding `scratch`,
+    /// allocated with it.
+    var frame: UnsafeMutableRawPointer?
     /// A release build reports a cycle once.
     var reportedCycle = false
 }
@@ -41,6 +44,8 @@ private struct ComputeStart {
     var isFirst = false
     /// The state's reused tracking buffer, unless another computation has it.
     var scratch: UnsafeMutablePointer<TrackingScratch>?
+    /// The frame memory that goes with `scratch`.
+    var frame: UnsafeMutableRawPointer?
     /// Unowned: the state keeps its dependencies' subscription for its whole life, and the
     /// computation's caller keeps the state.
     unowned(unsafe) var dependencies: SyntheticDependencies?
@@ -132,6 +137,7 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedBoo
         if state.hasValue { storage.deinitialize(count: 1) }
         storage.deallocate()
         if let scratch = state.scratch { TrackingScratch.free(scratch) }
+        state.frame?.deallocate()
     }
 
     var isValid: Bool { withLock { $0.isValid } }
@@ -270,9 +276,13 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedBoo
             start.isFirst = true
         }
         if !book.scratchBusy {
-            if book.scratch == nil { book.scratch = TrackingScratch.allocate() }
+            if book.scratch == nil {
+                book.scratch = TrackingScratch.allocate()
+                book.frame = SyntheticFrame.allocateFrame()
+            }
             book.scratchBusy = true
             start.scratch = book.scratch
+            start.frame = book.frame
         }
         // Created for `@Lazy` too: an object it was loaded from may deinitialize. Borrowed
         // where it is kept (a copy of the reference would retain and release it).
@@ -334,14 +344,22 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedBoo
         }
         let previous = AccessCapture.beginTracking(recording)
         var declaredCount = 0
-        let value = SyntheticFrame.run(self) {
-            if let declared {
-                // Declared paths first, wired; then the closure, whose reads are not dependencies.
-                declared.read(from: owner, property: SyntheticFields.name(of: self, in: owner))
-                recording.pointee.attacher = nil
-                declaredCount = buffer.pointee.accesses.count
+        let value: Value
+        if let frame = start.frame, declared == nil {
+            // The frame in the reused buffer's memory: no closure, no generic helper.
+            let previousFrame = SyntheticFrame.push(self, into: frame)
+            value = compute(owner)
+            SyntheticFrame.pop(restoring: previousFrame)
+        } else {
+            value = SyntheticFrame.run(self) {
+                if let declared {
+                    // Declared paths first, wired; then the closure, whose reads are not dependencies.
+                    declared.read(from: owner, property: SyntheticFields.name(of: self, in: owner))
+                    recording.pointee.attacher = nil
+                    declaredCount = buffer.pointee.accesses.count
+                }
+                return compute(owner)
             }
-            return compute(owner)
         }
         AccessCapture.endTracking(restoring: previous)
         // Drops the edges of storages this computation no longer read.
