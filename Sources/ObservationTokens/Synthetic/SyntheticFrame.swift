@@ -54,7 +54,8 @@ enum SyntheticFrame {
     static func push(_ state: AnyObject, into frame: UnsafeMutableRawPointer) -> UnsafeMutableRawPointer? {
         let previous = ThreadSlot.syntheticFrame.get()
         frame.initializeMemory(
-            as: Frame.self, to: Frame(state: ObjectIdentifier(state), previous: previous == probeMarker ? nil : previous))
+            as: Frame.self,
+            to: Frame(state: ObjectIdentifier(state), previous: previous == probeMarker ? nil : previous))
         ThreadSlot.syntheticFrame.set(frame)
         return previous
     }
