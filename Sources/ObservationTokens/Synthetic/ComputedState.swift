@@ -247,6 +247,22 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedBoo
 
     /// The valid cached value, or a new computation's.
     private func readCurrent(_ owner: Model, version: inout UInt64) -> Value {
+        if let wordKind {
+            // A plain one-word value: copied out under the lock as its bits, and only if valid.
+            var start: ComputeStart?
+            var bits: UInt64 = 0
+            let slot = UnsafeRawPointer(storage)
+            withLock { book in
+                if book.isValid, book.hasValue {
+                    version = book.version
+                    bits = wordKind.bits(at: slot)
+                } else {
+                    start = beginComputing(&book, owner: owner)
+                }
+            }
+            if let start { return recompute(owner, start, version: &version) }
+            return withUnsafeBytes(of: &bits) { $0.load(as: Value.self) }
+        }
         if hasStoredValue.load(ordering: .acquiring) {
             var start: ComputeStart?
             let current = withLock { book -> Value in
