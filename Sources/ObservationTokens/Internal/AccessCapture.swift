@@ -113,13 +113,15 @@ enum AccessCapture {
     static func beginTracking(_ recording: UnsafeMutablePointer<Recording>) -> UnsafeMutableRawPointer? {
         let previous = ThreadSlot.accessCapture.get()
         ThreadSlot.accessCapture.set(recording)
-        _accessCaptureCount.add(1, ordering: .relaxed)
+        // Wrapping: one `lock xadd` (a trapping add is a compare-and-swap loop); one count per
+        // tracking frame can't overflow.
+        _accessCaptureCount.wrappingAdd(1, ordering: .relaxed)
         return previous
     }
 
     /// Ends what `beginTracking` started.
     static func endTracking(restoring previous: UnsafeMutableRawPointer?) {
-        _accessCaptureCount.subtract(1, ordering: .relaxed)
+        _accessCaptureCount.wrappingSubtract(1, ordering: .relaxed)
         ThreadSlot.accessCapture.set(previous)
     }
 
