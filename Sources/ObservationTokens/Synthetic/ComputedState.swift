@@ -396,9 +396,14 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedBoo
         } else if declared != nil {
             dependencies.rewire(to: Array(buffer.pointee.accesses.prefix(declaredCount)))
         }
-        if ownsScratch, comparesWithoutUserCode {
+        if ownsScratch, let wordKind {
             while !buffer.pointee.accesses.isEmpty { buffer.pointee.accesses.removeLast() }
-            if let stored = storeInPlace(value, generation: generation, owner: owner, releasingScratch: true) {
+            let keepsHistory = owner.observedBits.load(ordering: .relaxed) & Registry.serialBit(serial) != 0
+            var bits: UInt64 = 0
+            withUnsafeBytes(of: value) { bits = wordKind.bits(at: $0.baseAddress.unsafelyUnwrapped) }
+            if let stored = storeWordInPlace(
+                bits, kind: wordKind, generation: generation, keepsHistory: keepsHistory, releasingScratch: true)
+            {
                 releasesScratch = false
                 version = stored
                 return value
@@ -408,65 +413,13 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedBoo
         return value
     }
 
-    /// Whether `Value` compares without user code (`_valuesAreIdentical` compares these inline)
-    /// and holds no references: such a value can be compared and stored under the lock, in one
-    /// round trip.
-    private var comparesWithoutUserCode: Bool { wordKind != nil }
-
-    /// `store` for values that compare without user code and release nothing
-    /// (`comparesWithoutUserCode`): compared and committed in one lock round trip, which also
-    /// gives the reused buffer back if `releasingScratch`. Nil, changing nothing, when earlier
-    /// values are kept (the general `store` compares with those).
-    private func storeInPlace(_ value: Value, generation: UInt64, owner: Model, releasingScratch: Bool) -> UInt64? {
-        let keepsHistory = owner.observedBits.load(ordering: .relaxed) & Registry.serialBit(serial) != 0
-        if let wordKind {
-            let bits = withUnsafePointer(to: value) { wordKind.bits(at: UnsafeRawPointer($0)) }
-            return storeWordInPlace(
-                bits, kind: wordKind, generation: generation, keepsHistory: keepsHistory,
-                releasingScratch: releasingScratch)
-        }
-        let version = withLock { book -> UInt64? in
-            guard book.historyVersions.isEmpty else { return nil }
-            if releasingScratch { book.scratchBusy = false }
-            book.computing -= 1
-            // Overtaken: the newer valid value stays; this one goes back to its reader alone.
-            if book.generation != generation && book.isValid { return 0 }
-            book.stores &+= 1
-            if book.hasValue {
-                if book.version != 0, _valuesAreIdentical(storage.pointee, value) {
-                    // Equal to the current value: the same version.
-                    storage.pointee = value
-                } else {
-                    if keepsHistory, book.version != 0 {
-                        book.historyVersions.append(book.version)
-                        history.append(storage.move() as Any)
-                    } else {
-                        storage.deinitialize(count: 1)
-                    }
-                    storage.initialize(to: value)
-                    book.version = book.nextVersion
-                    book.nextVersion &+= 1
-                }
-            } else {
-                storage.initialize(to: value)
-                book.version = book.nextVersion
-                book.nextVersion &+= 1
-                book.hasValue = true
-                hasStoredValue.store(true, ordering: .releasing)
-            }
-            if book.generation == generation {
-                book.isValid = true
-                publish(value)
-            }
-            return book.version
-        }
-        // No pruning: the earlier value this store may keep is a plain value, and the next
-        // store goes through `store`, which prunes, while any is kept.
-        return version
-    }
-
-    /// `storeInPlace` for a `wordKind` value, as its bits: compared, copied and published as
-    /// one machine word, with no call through `Value`'s metadata (this code is unspecialized).
+    /// `store` for a `wordKind` value (`Int`, `Bool`, `Double`: compared without user code,
+    /// releasing nothing), as its bits: compared, committed and published in one lock round
+    /// trip as one machine word, with no call through `Value`'s metadata (this code is
+    /// unspecialized); also gives the reused buffer back if `releasingScratch`. Nil, changing
+    /// nothing, when earlier values are kept (the general `store` compares with those). No
+    /// pruning: the earlier value this store may keep is a plain value, and the next store goes
+    /// through `store`, which prunes, while any is kept.
     private func storeWordInPlace(
         _ bits: UInt64, kind: WordKind, generation: UInt64, keepsHistory: Bool, releasingScratch: Bool
     ) -> UInt64? {
