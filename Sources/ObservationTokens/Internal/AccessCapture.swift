@@ -113,13 +113,15 @@ enum AccessCapture {
     static func beginTracking(_ recording: UnsafeMutablePointer<Recording>) -> UnsafeMutableRawPointer? {
         let previous = ThreadSlot.accessCapture.get()
         ThreadSlot.accessCapture.set(recording)
-        _accessCaptureCount.add(1, ordering: .relaxed)
+        // Wrapping: one `lock xadd` (a trapping add is a compare-and-swap loop); one count per
+        // tracking frame can't overflow.
+        _accessCaptureCount.wrappingAdd(1, ordering: .relaxed)
         return previous
     }
 
     /// Ends what `beginTracking` started.
     static func endTracking(restoring previous: UnsafeMutableRawPointer?) {
-        _accessCaptureCount.subtract(1, ordering: .relaxed)
+        _accessCaptureCount.wrappingSubtract(1, ordering: .relaxed)
         ThreadSlot.accessCapture.set(previous)
     }
 
@@ -130,11 +132,13 @@ enum AccessCapture {
         if let all = recording.pointee.all {
             // Getters only run on models, which stay alive while they are read.
             let registry = unsafeDowncast(object, to: ObservableModelBase.self).registry
-            if let attacher = recording.pointee.attacher {
-                let id = ObjectIdentifier(registry)
-                let isKnown =
-                    recording.pointee.known?.pointee.contains { $0.serial == serial && $0.registry == id } ?? false
-                if !isKnown { attacher.attachNow(TrackedAccess(registry: registry, serial: serial)) }
+            // A known storage (the steady state) never loads the attacher: loading it would
+            // retain and release it.
+            let id = ObjectIdentifier(registry)
+            let isKnown =
+                recording.pointee.known?.pointee.contains { $0.serial == serial && $0.registry == id } ?? false
+            if !isKnown, let attacher = recording.pointee.attacher {
+                attacher.attachNow(TrackedAccess(registry: registry, serial: serial))
             }
             // Last: the access takes the registry reference over.
             all.pointee.append(TrackedAccess(registry: registry, serial: serial))

@@ -30,6 +30,9 @@ struct ComputedBookkeeping {
     /// The tracking buffer computations reuse, and whether one is using it.
     var scratch: UnsafeMutablePointer<TrackingScratch>?
     var scratchBusy = false
+    /// The computing frame (`SyntheticFrame.push`) of the computation holding `scratch`,
+    /// allocated with it.
+    var frame: UnsafeMutableRawPointer?
     /// A release build reports a cycle once.
     var reportedCycle = false
 }
@@ -41,6 +44,8 @@ private struct ComputeStart {
     var isFirst = false
     /// The state's reused tracking buffer, unless another computation has it.
     var scratch: UnsafeMutablePointer<TrackingScratch>?
+    /// The frame memory that goes with `scratch`.
+    var frame: UnsafeMutableRawPointer?
     /// Unowned: the state keeps its dependencies' subscription for its whole life, and the
     /// computation's caller keeps the state.
     unowned(unsafe) var dependencies: SyntheticDependencies?
@@ -103,6 +108,10 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedBoo
 
     /// Dependencies declared at the declaration (`dependsOn:`), which replace tracking.
     let declared: DeclaredDependencies<Model>?
+    /// How a plain one-word `Value` (`Int`, `Bool`, `Double`) is compared and stored by its
+    /// bits; nil for every other type. Worked out once, so that the unspecialized code tests
+    /// one stored byte instead of `Value`'s metadata.
+    let wordKind: WordKind?
 
     var hasDependencies: Bool { tracksDependencies || declared != nil }
 
@@ -116,6 +125,7 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedBoo
         serial = base | Registry.computedTag
         invalidationSerial = base + 1
         self.compute = compute
+        wordKind = WordKind(Value.self)
         super.init(state: ComputedBookkeeping())
     }
 
@@ -127,6 +137,7 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedBoo
         if state.hasValue { storage.deinitialize(count: 1) }
         storage.deallocate()
         if let scratch = state.scratch { TrackingScratch.free(scratch) }
+        state.frame?.deallocate()
     }
 
     var isValid: Bool { withLock { $0.isValid } }
@@ -151,6 +162,21 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedBoo
     }
 
     func dropVersion(_ version: UInt64) {
+        if wordKind != nil {
+            // A plain value: nothing to release outside the lock, nothing handed back.
+            withLock { book in
+                guard version != book.version, let index = book.historyVersions.lastIndex(of: version) else { return }
+                // Usually the one kept (the value before the current one): removed from the end.
+                if index == book.historyVersions.count - 1 {
+                    book.historyVersions.removeLast()
+                    history.removeLast()
+                } else {
+                    book.historyVersions.remove(at: index)
+                    history.remove(at: index)
+                }
+            }
+            return
+        }
         let dropped = withLock { book -> Any? in
             guard version != book.version, let index = book.historyVersions.firstIndex(of: version) else {
                 return nil
@@ -221,6 +247,22 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedBoo
 
     /// The valid cached value, or a new computation's.
     private func readCurrent(_ owner: Model, version: inout UInt64) -> Value {
+        if let wordKind {
+            // A plain one-word value: copied out under the lock as its bits, and only if valid.
+            var start: ComputeStart?
+            var bits: UInt64 = 0
+            let slot = UnsafeRawPointer(storage)
+            withLock { book in
+                if book.isValid, book.hasValue {
+                    version = book.version
+                    bits = wordKind.bits(at: slot)
+                } else {
+                    start = beginComputing(&book, owner: owner)
+                }
+            }
+            if let start { return recompute(owner, start, version: &version) }
+            return withUnsafeBytes(of: &bits) { $0.load(as: Value.self) }
+        }
         if hasStoredValue.load(ordering: .acquiring) {
             var start: ComputeStart?
             let current = withLock { book -> Value in
@@ -250,15 +292,19 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedBoo
             start.isFirst = true
         }
         if !book.scratchBusy {
-            if book.scratch == nil { book.scratch = TrackingScratch.allocate() }
+            if book.scratch == nil {
+                book.scratch = TrackingScratch.allocate()
+                book.frame = SyntheticFrame.allocateFrame()
+            }
             book.scratchBusy = true
             start.scratch = book.scratch
+            start.frame = book.frame
         }
-        // Created for `@Lazy` too: an object it was loaded from may deinitialize.
-        let dependencies = book.dependencies ?? SyntheticDependencies(owner: owner, state: self)
-        book.dependencies = dependencies
-        dependencies.clearStale()
-        start.dependencies = dependencies
+        // Created for `@Lazy` too: an object it was loaded from may deinitialize. Borrowed
+        // where it is kept (a copy of the reference would retain and release it).
+        if book.dependencies == nil { book.dependencies = SyntheticDependencies(owner: owner, state: self) }
+        book.dependencies.unsafelyUnwrapped.clearStale()
+        start.dependencies = book.dependencies
         return start
     }
 
@@ -282,7 +328,8 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedBoo
     /// A computation, counted in by `beginComputing`.
     private func recompute(_ owner: Model, _ start: ComputeStart, version: inout UInt64) -> Value {
         let generation = start.generation
-        let dependencies = start.dependencies!
+        // Unowned: the state keeps it (see `ComputeStart`); a strong copy would retain it.
+        unowned(unsafe) let dependencies = start.dependencies.unsafelyUnwrapped
         if start.isFirst { owner.registry.registerComputed(self) }
         // Another thread computing this value has the reused buffer: one of this computation's own.
         let ownsScratch = start.scratch != nil
@@ -313,14 +360,22 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedBoo
         }
         let previous = AccessCapture.beginTracking(recording)
         var declaredCount = 0
-        let value = SyntheticFrame.run(self) {
-            if let declared {
-                // Declared paths first, wired; then the closure, whose reads are not dependencies.
-                declared.read(from: owner, property: SyntheticFields.name(of: self, in: owner))
-                recording.pointee.attacher = nil
-                declaredCount = buffer.pointee.accesses.count
+        let value: Value
+        if let frame = start.frame, declared == nil {
+            // The frame in the reused buffer's memory: no closure, no generic helper.
+            let previousFrame = SyntheticFrame.push(self, into: frame)
+            value = compute(owner)
+            SyntheticFrame.pop(restoring: previousFrame)
+        } else {
+            value = SyntheticFrame.run(self) {
+                if let declared {
+                    // Declared paths first, wired; then the closure, whose reads are not dependencies.
+                    declared.read(from: owner, property: SyntheticFields.name(of: self, in: owner))
+                    recording.pointee.attacher = nil
+                    declaredCount = buffer.pointee.accesses.count
+                }
+                return compute(owner)
             }
-            return compute(owner)
         }
         AccessCapture.endTracking(restoring: previous)
         // Drops the edges of storages this computation no longer read.
@@ -341,9 +396,14 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedBoo
         } else if declared != nil {
             dependencies.rewire(to: Array(buffer.pointee.accesses.prefix(declaredCount)))
         }
-        if ownsScratch, Self.comparesWithoutUserCode {
+        if ownsScratch, let wordKind {
             while !buffer.pointee.accesses.isEmpty { buffer.pointee.accesses.removeLast() }
-            if let stored = storeInPlace(value, generation: generation, owner: owner, releasingScratch: true) {
+            let keepsHistory = owner.observedBits.load(ordering: .relaxed) & Registry.serialBit(serial) != 0
+            var bits: UInt64 = 0
+            withUnsafeBytes(of: value) { bits = wordKind.bits(at: $0.baseAddress.unsafelyUnwrapped) }
+            if let stored = storeWordInPlace(
+                bits, kind: wordKind, generation: generation, keepsHistory: keepsHistory, releasingScratch: true)
+            {
                 releasesScratch = false
                 version = stored
                 return value
@@ -353,57 +413,46 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedBoo
         return value
     }
 
-    /// Whether `Value` compares without user code (`_valuesAreIdentical` compares these inline)
-    /// and holds no references: such a value can be compared and stored under the lock, in one
-    /// round trip.
-    private static var comparesWithoutUserCode: Bool {
-        Value.self == Int.self || Value.self == Bool.self || Value.self == Double.self
-    }
-
-    /// `store` for values that compare without user code and release nothing
-    /// (`comparesWithoutUserCode`): compared and committed in one lock round trip, which also
-    /// gives the reused buffer back if `releasingScratch`. Nil, changing nothing, when earlier
-    /// values are kept (the general `store` compares with those).
-    private func storeInPlace(_ value: Value, generation: UInt64, owner: Model, releasingScratch: Bool) -> UInt64? {
-        let keepsHistory = owner.observedBits.load(ordering: .relaxed) & Registry.serialBit(serial) != 0
-        let version = withLock { book -> UInt64? in
+    /// `store` for a `wordKind` value (`Int`, `Bool`, `Double`: compared without user code,
+    /// releasing nothing), as its bits: compared, committed and published in one lock round
+    /// trip as one machine word, with no call through `Value`'s metadata (this code is
+    /// unspecialized); also gives the reused buffer back if `releasingScratch`. Nil, changing
+    /// nothing, when earlier values are kept (the general `store` compares with those). No
+    /// pruning: the earlier value this store may keep is a plain value, and the next store goes
+    /// through `store`, which prunes, while any is kept.
+    private func storeWordInPlace(
+        _ bits: UInt64, kind: WordKind, generation: UInt64, keepsHistory: Bool, releasingScratch: Bool
+    ) -> UInt64? {
+        let slot = UnsafeMutableRawPointer(storage)
+        return withLock { book -> UInt64? in
             guard book.historyVersions.isEmpty else { return nil }
             if releasingScratch { book.scratchBusy = false }
             book.computing -= 1
             // Overtaken: the newer valid value stays; this one goes back to its reader alone.
             if book.generation != generation && book.isValid { return 0 }
             book.stores &+= 1
-            if book.hasValue {
-                if book.version != 0, _valuesAreIdentical(storage.pointee, value) {
-                    // Equal to the current value: the same version.
-                    storage.pointee = value
-                } else {
-                    if keepsHistory, book.version != 0 {
-                        book.historyVersions.append(book.version)
-                        history.append(storage.move() as Any)
-                    } else {
-                        storage.deinitialize(count: 1)
-                    }
-                    storage.initialize(to: value)
-                    book.version = book.nextVersion
-                    book.nextVersion &+= 1
-                }
+            if book.hasValue, book.version != 0, kind.equal(kind.bits(at: slot), bits) {
+                // Equal to the current value: the same version.
+                kind.store(bits, at: slot)
             } else {
-                storage.initialize(to: value)
+                if book.hasValue, keepsHistory, book.version != 0 {
+                    book.historyVersions.append(book.version)
+                    history.append(kind.boxed(at: slot))
+                }
+                kind.store(bits, at: slot)
                 book.version = book.nextVersion
                 book.nextVersion &+= 1
-                book.hasValue = true
-                hasStoredValue.store(true, ordering: .releasing)
+                if !book.hasValue {
+                    book.hasValue = true
+                    hasStoredValue.store(true, ordering: .releasing)
+                }
             }
             if book.generation == generation {
                 book.isValid = true
-                publish(value)
+                published.publish(bits: bits)
             }
             return book.version
         }
-        // No pruning: the earlier value this store may keep is a plain value, and the next
-        // store goes through `store`, which prunes, while any is kept.
-        return version
     }
 
     /// A read of this property from inside its own computation (a cycle between computed
@@ -643,4 +692,63 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedBoo
 
     /// Tests: how many earlier values are kept.
     var historyCount: Int { withLock { $0.historyVersions.count } }
+}
+
+/// A plain value of one machine word that compares without user code, handled by its bits in
+/// unspecialized code (`ComputedState.wordKind`). Compares as `_valuesAreIdentical` does: `==`.
+enum WordKind {
+    case int
+    case bool
+    case double
+
+    init?(_ type: Any.Type) {
+        if type == Int.self {
+            self = .int
+        } else if type == Bool.self {
+            self = .bool
+        } else if type == Double.self {
+            self = .double
+        } else {
+            return nil
+        }
+    }
+
+    /// The bits of the value at `pointer`, as `PublishedWords` lays them out (little-endian,
+    /// zero above the value's size).
+    @inline(__always)
+    func bits(at pointer: UnsafeRawPointer) -> UInt64 {
+        switch self {
+        case .int: UInt64(UInt(bitPattern: pointer.load(as: Int.self)))
+        case .bool: pointer.load(as: Bool.self) ? 1 : 0
+        case .double: pointer.load(as: Double.self).bitPattern
+        }
+    }
+
+    /// Overwrites the (initialized, trivial) value at `pointer` with the one `bits` hold.
+    @inline(__always)
+    func store(_ bits: UInt64, at pointer: UnsafeMutableRawPointer) {
+        switch self {
+        case .int: pointer.storeBytes(of: Int(bitPattern: UInt(bits)), as: Int.self)
+        case .bool: pointer.storeBytes(of: bits != 0, as: Bool.self)
+        case .double: pointer.storeBytes(of: Double(bitPattern: bits), as: Double.self)
+        }
+    }
+
+    /// `==` of the two values (for `Double`: `0 == -0`, `nan != nan`).
+    @inline(__always)
+    func equal(_ lhs: UInt64, _ rhs: UInt64) -> Bool {
+        switch self {
+        case .int, .bool: lhs == rhs
+        case .double: Double(bitPattern: lhs) == Double(bitPattern: rhs)
+        }
+    }
+
+    /// The value at `pointer`, boxed as its own type.
+    func boxed(at pointer: UnsafeRawPointer) -> Any {
+        switch self {
+        case .int: pointer.load(as: Int.self)
+        case .bool: pointer.load(as: Bool.self)
+        case .double: pointer.load(as: Double.self)
+        }
+    }
 }

@@ -76,6 +76,17 @@ struct PublishedWords: ~Copyable, Sendable {
         sequence.store(hidden &+ 1, ordering: .releasing)
     }
 
+    /// `publish` for a value of one word, given as its bits (see `WordKind`): no call through
+    /// the value's metadata.
+    func publish(bits: UInt64) {
+        let current = sequence.load(ordering: .relaxed)
+        let hidden = (current | 1) &+ 1  // even: not valid while the words change
+        sequence.store(hidden, ordering: .relaxed)
+        atomicMemoryFence(ordering: .releasing)
+        word0.store(bits, ordering: .relaxed)
+        sequence.store(hidden &+ 1, ordering: .releasing)
+    }
+
     /// Withdraws the published value: readers take the locked path until the next publish.
     /// Callers hold the state's lock.
     func withdraw() {

@@ -43,6 +43,29 @@ enum SyntheticFrame {
         }
     }
 
+    /// Memory for one frame, for `push`; freed with `deallocate()`.
+    static func allocateFrame() -> UnsafeMutableRawPointer {
+        UnsafeMutableRawPointer.allocate(byteCount: MemoryLayout<Frame>.size, alignment: MemoryLayout<Frame>.alignment)
+    }
+
+    /// `run` without a closure: pushes the frame of `state` into `frame` (from
+    /// `allocateFrame()`, used by nothing else until `pop`); returns what `pop` restores.
+    @inline(__always)
+    static func push(_ state: AnyObject, into frame: UnsafeMutableRawPointer) -> UnsafeMutableRawPointer? {
+        let previous = ThreadSlot.syntheticFrame.get()
+        frame.initializeMemory(
+            as: Frame.self,
+            to: Frame(state: ObjectIdentifier(state), previous: previous == probeMarker ? nil : previous))
+        ThreadSlot.syntheticFrame.set(frame)
+        return previous
+    }
+
+    /// Ends what `push` began.
+    @inline(__always)
+    static func pop(restoring previous: UnsafeMutableRawPointer?) {
+        ThreadSlot.syntheticFrame.set(previous)
+    }
+
     /// Runs `body` in probe mode: computed getters with a cached value return it, valid or not.
     static func probe<T>(_ body: () -> T) -> T {
         let previous = ThreadSlot.syntheticFrame.get()

@@ -49,6 +49,15 @@ final class PropTodoList: ObservableModel, @unchecked Sendable {
     var filteredItems: [PropTodoItem]
 }
 
+/// Plain one-word computed values (`Bool`, `Double`), which are compared and stored by their bits.
+/// `@unchecked Sendable`: see ``CorePerson``.
+final class PropWords: ObservableModel, @unchecked Sendable {
+    @Observed var x = 0
+    @Observed var y = 1
+    @Computed({ (words: PropWords) in words.x % 2 == 0 }) var isEven: Bool
+    @Computed({ (words: PropWords) in Double(words.x) / Double(words.y) }) var ratio: Double
+}
+
 /// `b = 2a`, `c = b + 1`, `d = c % 2`.
 /// `@unchecked Sendable`: see ``CorePerson``.
 final class PropChain: ObservableModel, @unchecked Sendable {
@@ -175,6 +184,48 @@ struct PropagationTests {
         // Then the drain recomputes and compares, and returns 0: no callback ran
         #expect(queue.drain() == 0)
         #expect(queue.pendingCount == 0)
+        withExtendedLifetime(token) {}
+    }
+
+    @Test func aBoolComputedValueThatChangesAndBackBeforeTheDrainDeliversNothing() {
+        // Given a token that saw isEven == true
+        let queue = CoalescingQueue(target: .manual)
+        let words = PropWords()
+        let heard = CoreRecorder<Bool>()
+        let token = words.observe(\.isEven, queue: queue) { heard.append($0.isEven) }
+        // When x becomes odd, isEven is read (false, while the token still holds true), and x
+        // becomes even again
+        words.x = 1
+        #expect(words.isEven == false)
+        words.x = 2
+        // Then the drain finds the value the token saw: no callback
+        #expect(queue.drain() == 0)
+        #expect(heard.entries.isEmpty)
+        // and a real change is still heard, once
+        words.x = 3
+        #expect(queue.drain() == 1)
+        #expect(heard.entries == [false])
+        withExtendedLifetime(token) {}
+    }
+
+    @Test func aDoubleComputedValueComparesByEquality() {
+        // Given a token on ratio = x / y (0.0)
+        let queue = CoalescingQueue(target: .manual)
+        let words = PropWords()
+        let heard = CoreRecorder<String>()
+        let token = words.observe(\.ratio, queue: queue) { heard.append($0.ratio.isNaN ? "nan" : "\($0.ratio)") }
+        // When the ratio becomes -0.0, which == 0.0
+        words.y = -1
+        // Then nothing is heard
+        #expect(queue.drain() == 0)
+        // When it becomes NaN (0 / 0), and NaN again through another input
+        words.y = 0
+        #expect(queue.drain() == 1)
+        words.x = 2
+        words.x = 0
+        // Then every NaN counts as a change (NaN != NaN)
+        #expect(queue.drain() == 1)
+        #expect(heard.entries == ["nan", "nan"])
         withExtendedLifetime(token) {}
     }
 
