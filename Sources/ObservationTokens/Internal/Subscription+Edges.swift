@@ -72,6 +72,16 @@ extension Subscription {
     /// step): moves the edges after it to where the paths run now.
     final func retarget(walks: inout WalkMemo) {
         guard !isProperty, let extras else { return }
+        // One path of two linear steps (a chain `\.owner` then `\.count`), the usual case: its
+        // only middle edge is step 0, on the root, so the change sits there without a look at
+        // the edges (and their lock). `moveEdges` checks under the lock that the edge is still
+        // there and the subscription active, as the scan below would have.
+        if walks.isAlone, extras.paths.count == 1,
+            extras.paths.withUnsafeBufferPointer({ $0[0].hasOneMiddleStep })
+        {
+            retargetAlone(extras, pathIndex: 0, step: 0, walks: walks)
+            return
+        }
         let changed = walks.changedRegistry
         let serial = walks.serial
         // Where the change sits on each path: its first edge there (a path may loop through it).
