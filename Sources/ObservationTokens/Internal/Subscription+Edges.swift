@@ -285,15 +285,26 @@ extension Subscription {
         var failed: UInt16 = 0
         withUnsafeTemporaryAllocation(of: Edge.self, capacity: oldCount) { old in
             var released = 0
-            for index in 0..<common where moved & (1 << index) != 0 {
-                old.initializeElement(at: released, to: state.edges[low + index])
-                released += 1
-                if let slot = keys[index].registry.attach(
-                    self, serial: keys[index].serial, isLeaf: keys[index].isLeaf, hooks: &hooks)
-                {
-                    state.edges[low + index] = Edge(keys[index], slot: slot)
-                } else {
-                    failed |= 1 << index  // the object deinitialized since the walk
+            if moved != 0 {
+                // Each moved edge is moved out of the list (no retain) and its replacement made in
+                // its place; the registries are borrowed for the attach (the keys hold them).
+                state.edges.withUnsafeMutableBufferPointer { edges in
+                    let base = edges.baseAddress! + low
+                    for index in 0..<common where moved & (1 << index) != 0 {
+                        old.initializeElement(at: released, to: (base + index).move())
+                        released += 1
+                        let slot = Unmanaged.passUnretained(keys[index].registry)._withUnsafeGuaranteedRef {
+                            $0.attach(self, serial: keys[index].serial, isLeaf: keys[index].isLeaf, hooks: &hooks)
+                        }
+                        if let slot {
+                            (base + index).initialize(to: Edge(keys[index], slot: slot))
+                        } else {
+                            // The object deinitialized since the walk: the old edge stays in
+                            // place to be filtered out below (and is detached with the others).
+                            (base + index).initialize(to: old[released - 1])
+                            failed |= 1 << index
+                        }
+                    }
                 }
             }
             var end = high
@@ -314,7 +325,9 @@ extension Subscription {
             }
             for index in 0..<released {
                 let edge = old.moveElement(from: index)
-                edge.registry.detach(serial: edge.serial, slot: edge.slot, hooks: &hooks)
+                Unmanaged.passUnretained(edge.registry)._withUnsafeGuaranteedRef {
+                    $0.detach(serial: edge.serial, slot: edge.slot, hooks: &hooks)
+                }
             }
         }
         if failed != 0 {
