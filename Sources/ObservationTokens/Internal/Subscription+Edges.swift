@@ -133,31 +133,75 @@ extension Subscription {
     /// `retarget(walks:)` for one linear path when no other subscription of the change can share
     /// its walk (the usual case): the walk's keys live on the stack, nothing is memoized, and
     /// the walk is read again (see `WalkMemo.revalidate()`) right after its edges moved.
+    ///
+    /// Borrows what it uses, without retaining it: the extras (held by this subscription, a
+    /// `let`), the path (held by the extras' `paths`, a `let`), the changed object and its
+    /// registry (held by the setter, through `walks`).
     @inline(__always)
     private func retargetAlone(_ extras: SubscriptionExtras, pathIndex: Int, step: Int, walks: borrowing WalkMemo) {
-        let changed = walks.changed
-        let expecting = (walks.changedRegistry, walks.serial)
-        extras.paths.withUnsafeBufferPointer { paths in
-            let capacity = paths[pathIndex].steps.count - step
-            // Twice the path's length: the keys the edges moved to, and a walk read again.
-            withUnsafeTemporaryAllocation(of: ObservedPath.EdgeKey.self, capacity: 2 * capacity) { memory in
-                var keys = EdgeKeyBuffer(UnsafeMutableBufferPointer(rebasing: memory[..<capacity]))
-                var again = EdgeKeyBuffer(UnsafeMutableBufferPointer(rebasing: memory[capacity...]))
-                paths[pathIndex].walkEdges(from: changed, startingAt: step, pathIndex: pathIndex, into: &keys)
-                moveEdges(path: Int32(pathIndex), from: Int32(step), expecting: expecting, to: keys.keys)
-                for _ in 0..<4 {
-                    if WalkMemo.isUnwritten(keys.keys, changed: changed, changedRegistry: expecting.0) { break }
-                    paths[pathIndex].walkEdges(from: changed, startingAt: step, pathIndex: pathIndex, into: &again)
-                    if WalkMemo.same(keys.keys, again.keys) {
-                        again.removeAll()
-                        break
+        let extras = Unmanaged.passUnretained(extras)
+        let changed = Unmanaged.passUnretained(walks.changed)
+        let changedRegistry = Unmanaged.passUnretained(walks.changedRegistry)
+        let serial = walks.serial
+        let path = extras._withUnsafeGuaranteedRef { extras in
+            extras.paths.withUnsafeBufferPointer { Unmanaged.passUnretained($0[pathIndex]) }
+        }
+        path._withUnsafeGuaranteedRef { path in
+            changed._withUnsafeGuaranteedRef { changed in
+                let capacity = path.steps.count - step
+                // Twice the path's length: the keys the edges moved to, and a walk read again.
+                withUnsafeTemporaryAllocation(of: ObservedPath.EdgeKey.self, capacity: 2 * capacity) { memory in
+                    var keys = EdgeKeyBuffer(UnsafeMutableBufferPointer(rebasing: memory[..<capacity]))
+                    var again = EdgeKeyBuffer(UnsafeMutableBufferPointer(rebasing: memory[capacity...]))
+                    path.walkEdges(from: changed, startingAt: step, pathIndex: pathIndex, into: &keys)
+                    moveEdgesAlone(
+                        extras, path: Int32(pathIndex), from: Int32(step), expecting: changedRegistry, serial: serial,
+                        to: keys.keys)
+                    for _ in 0..<4 {
+                        let isUnwritten = changedRegistry._withUnsafeGuaranteedRef {
+                            WalkMemo.isUnwritten(keys.keys, changed: changed, changedRegistry: $0)
+                        }
+                        if isUnwritten { break }
+                        path.walkEdges(from: changed, startingAt: step, pathIndex: pathIndex, into: &again)
+                        if WalkMemo.same(keys.keys, again.keys) {
+                            again.removeAll()
+                            break
+                        }
+                        keys.take(&again)
+                        moveEdgesAlone(
+                            extras, path: Int32(pathIndex), from: Int32(step), expecting: changedRegistry,
+                            serial: serial, to: keys.keys)
                     }
-                    keys.take(&again)
-                    moveEdges(path: Int32(pathIndex), from: Int32(step), expecting: expecting, to: keys.keys)
+                    keys.removeAll()
                 }
-                keys.removeAll()
             }
         }
+    }
+
+    /// `moveEdges(path:from:expecting:to:)` for `retargetAlone`, with the extras and the
+    /// expected edge's registry borrowed.
+    @inline(__always)
+    private func moveEdgesAlone(
+        _ extras: Unmanaged<SubscriptionExtras>, path: Int32, from start: Int32,
+        expecting registry: Unmanaged<Registry>, serial: UInt64, to keys: UnsafeBufferPointer<ObservedPath.EdgeKey>
+    ) {
+        let expected = registry.toOpaque()
+        let hooks = extras._withUnsafeGuaranteedRef { extras in
+            extras.withLock { state -> ObservationStateHooks in
+                var hooks = ObservationStateHooks()
+                guard isActive else { return hooks }
+                let isThere = state.edges.withUnsafeBufferPointer { edges in
+                    edges.contains {
+                        $0.path == path && $0.step == start && !$0.isLeaf && $0.serial == serial
+                            && Unmanaged.passUnretained($0.registry).toOpaque() == expected
+                    }
+                }
+                guard isThere else { return hooks }
+                replaceEdges(in: &state, where: { $0.path == path && $0.step >= start }, with: keys, hooks: &hooks)
+                return hooks
+            }
+        }
+        hooks.run()
     }
 
     /// Walks every path from the root again, at delivery, after an object on them deinitialized
