@@ -140,8 +140,8 @@ extension Subscription {
     @inline(__always)
     private func retargetAlone(_ extras: SubscriptionExtras, pathIndex: Int, step: Int, walks: borrowing WalkMemo) {
         let extras = Unmanaged.passUnretained(extras)
-        let changed = Unmanaged.passUnretained(walks.changed)
-        let changedRegistry = Unmanaged.passUnretained(walks.changedRegistry)
+        let changed = walks.unmanagedChanged
+        let changedRegistry = walks.unmanagedChangedRegistry
         let serial = walks.serial
         let path = extras._withUnsafeGuaranteedRef { extras in
             extras.paths.withUnsafeBufferPointer { Unmanaged.passUnretained($0[pathIndex]) }
@@ -390,9 +390,14 @@ extension Subscription {
 /// share one walk from the changed object. After the edges are attached, `revalidate()` reads
 /// each walk again and moves its subscriptions once more if what it read has changed since.
 struct WalkMemo {
-    /// The object whose property changed; the setter keeps it alive.
-    let changed: ObservableModelBase
-    let changedRegistry: Registry
+    /// The object whose property changed, and its registry: the setter (or the caller of
+    /// `walkPathsAgain`) keeps the object alive, and the object its registry, for as long as
+    /// the memo lives (a local of theirs). Unretained: a memo is made for every set that needs
+    /// the slow path.
+    let unmanagedChanged: Unmanaged<ObservableModelBase>
+    let unmanagedChangedRegistry: Unmanaged<Registry>
+    var changed: ObservableModelBase { unmanagedChanged.takeUnretainedValue() }
+    var changedRegistry: Registry { unmanagedChangedRegistry.takeUnretainedValue() }
     let serial: UInt64
 
     private struct Walk {
@@ -420,8 +425,8 @@ struct WalkMemo {
     let isAlone: Bool
 
     init(changed: ObservableModelBase, serial: UInt64, isAlone: Bool = false) {
-        self.changed = changed
-        changedRegistry = changed.registry
+        unmanagedChanged = Unmanaged.passUnretained(changed)
+        unmanagedChangedRegistry = Unmanaged.passUnretained(changed.registry)
         self.serial = serial
         self.isAlone = isAlone
     }
@@ -458,11 +463,16 @@ struct WalkMemo {
     /// Reads every walk again; where the path now runs elsewhere, moves its subscriptions
     /// again. Bounded: a path that keeps changing under it is left to the setters doing that,
     /// which find the attached edges and retarget it themselves.
+    @inline(__always)
     mutating func revalidate() {
         // No walk (the usual retarget walks alone, on the stack): return before the loop, whose
         // hoisted uniqueness check would otherwise copy the shared empty array (≈ 60
-        // instructions per retarget).
+        // instructions per retarget), and before the call.
         if walks.isEmpty { return }
+        revalidateWalks()
+    }
+
+    private mutating func revalidateWalks() {
         for _ in 0..<4 {
             var moved = false
             for index in walks.indices {
