@@ -239,10 +239,11 @@ public final class CoalescingQueue: Sendable {
                     items.initializeElement(at: 0, to: .deliveries(rooted, changedObject))
                     first = 0
                 }
+                // Moved into the queue's list, not copied (a copy retained each item's parts,
+                // and destroying the built items released them again).
                 let built = UnsafeMutableBufferPointer(rebasing: items[first..<count])
-                defer { built.deinitialize() }
                 return queue.state.withLock { state in
-                    state.append(contentsOf: UnsafeBufferPointer(built))
+                    state.append(moving: built)
                     return queue.markScheduledIfNeeded(&state)
                 }
             }
@@ -335,9 +336,13 @@ private struct QueueState {
         items.append(item)
     }
 
-    mutating func append(contentsOf newItems: some Collection<Item>) {
-        for item in newItems { count(item, sign: 1) }
-        items.append(contentsOf: newItems)
+    /// Appends `newItems`, moving them out: the memory is left uninitialized.
+    mutating func append(moving newItems: UnsafeMutableBufferPointer<Item>) {
+        for index in newItems.indices {
+            let item = newItems.moveElement(from: index)
+            count(item, sign: 1)
+            items.append(item)
+        }
     }
 
     mutating func insert(contentsOf newItems: [Item], at index: Int) {
