@@ -325,7 +325,7 @@ final class ObservedPath: Sendable {
                 if index == last {
                     let serial =
                         if let key {
-                            key._withUnsafeGuaranteedRef { $0.key.resolveSerial(on: object) }
+                            key._withUnsafeGuaranteedRef { $0.resolveSerial(on: object) }
                         } else {
                             leafSerial(index, on: object)
                         }
