@@ -197,7 +197,11 @@ extension Subscription {
                     }
                 }
                 guard isThere else { return hooks }
-                replaceEdges(in: &state, where: { $0.path == path && $0.step >= start }, with: keys, hooks: &hooks)
+                // The usual move in place, called directly (not through `replaceEdges`).
+                let isReplaced = { (edge: Edge) in edge.path == path && edge.step >= start }
+                if !replaceInPlace(in: &state, where: isReplaced, with: keys, hooks: &hooks) {
+                    rebuildEdges(in: &state, where: isReplaced, with: keys, hooks: &hooks)
+                }
                 return hooks
             }
         }
@@ -246,6 +250,14 @@ extension Subscription {
         with keys: UnsafeBufferPointer<ObservedPath.EdgeKey>, hooks: inout ObservationStateHooks
     ) {
         if replaceInPlace(in: &state, where: isReplaced, with: keys, hooks: &hooks) { return }
+        rebuildEdges(in: &state, where: isReplaced, with: keys, hooks: &hooks)
+    }
+
+    /// `replaceEdges` when the edges can't move in place: builds the new list.
+    private func rebuildEdges(
+        in state: inout SubscriptionExtras.State, where isReplaced: (Edge) -> Bool,
+        with keys: UnsafeBufferPointer<ObservedPath.EdgeKey>, hooks: inout ObservationStateHooks
+    ) {
         var next: [Edge] = []
         // A subscription's first edges (`start(root:)`) get room for every step of its paths, so
         // a path that is shorter now (`owner` is nil) grows in place when it lengthens instead
