@@ -60,6 +60,28 @@ import Testing
         withExtendedLifetime((array, variadic, withObserver)) {}
     }
 
+    @Test func aSteadyTickOfManyDeliveriesReusesItsListAndABurstsListIsFreed() {
+        // Given 2,000 tokens on one queue, each on an object of its own
+        let queue = CoalescingQueue(target: .manual)
+        let people = (0..<2_000).map { _ in CorePerson() }
+        let tokens = people.map { $0.observe(\.age, queue: queue) { _ in } }
+
+        // When a tick sets every object, and drains
+        for person in people { person.age += 1 }
+        #expect(queue.drain() == 2_000)
+
+        // Then the next tick's list has room for as many deliveries already
+        #expect(queue.itemsCapacity >= 2_000)
+
+        // When a tick sets ten of them, and drains
+        for person in people.prefix(10) { person.age += 1 }
+        #expect(queue.drain() == 10)
+
+        // Then the big list is freed, not kept for the next tick
+        #expect(queue.itemsCapacity <= CoalescingQueue.keptCapacityAlways)
+        withExtendedLifetime(tokens) {}
+    }
+
     @Test func changeTokenReportsTheValueBeforeTheTicksFirstChangeAndAtDelivery() {
         let queue = CoalescingQueue(target: .manual)
         let person = CorePerson()

@@ -15,8 +15,44 @@ private func spellCacheZipCode() -> KeyPathChain<PathUserCache, String?> {
     KeyPathChain(\PathUserCache.currentUser).then(\.address).then(\.zipCode)
 }
 
+/// An owner for `ChainNode.owner.count`; `ChainSubNode` lays out more storage before its own.
+private class ChainNode: ObservableModel {
+    @Observed var owner: ChainNode?
+    @Observed var count = 0
+}
+
+private final class ChainSubNode: ChainNode {
+    @Observed var extra = ""
+    @Observed var more = 0
+}
+
 @Suite("Key path chains")
 struct KeyPathChainTests {
+    @Test func aTwoStepChainFollowsItsLeafAcrossOwnersOfAClassAndItsSubclass() {
+        // Given root.owner.count, and owners of a class and of a subclass of it
+        let queue = CoalescingQueue(target: .manual)
+        let root = ChainNode()
+        let owners: [ChainNode] = [ChainNode(), ChainSubNode(), ChainSubNode(), ChainNode()]
+        let seen = PathRecorder<Int?>()
+        let chain = KeyPathChain(\ChainNode.owner).then(\.count)
+        let token = root.observe(.chain(chain), queue: queue) { _, count in seen.record(count) }
+
+        for round in 0..<12 {
+            // When root.owner moves to the next owner, or to nil and back
+            let owner = owners[round % owners.count]
+            root.owner = round % 5 == 4 ? nil : owner
+            root.owner = owner
+            queue.drain()
+
+            // Then a set of its count is delivered, and the others have no observer left
+            owner.count = round + 100
+            #expect(queue.drain() == 1, "round \(round)")
+            #expect(seen.values.last == round + 100, "round \(round)")
+            #expect(owner.observerCount(of: \.count) == 1, "round \(round)")
+            for other in owners where other !== owner { #expect(other.observedPropertyCount == 0, "round \(round)") }
+        }
+        withExtendedLifetime(token) {}
+    }
     // MARK: Depth
 
     @Test(arguments: 2...6)

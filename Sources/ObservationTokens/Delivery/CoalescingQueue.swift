@@ -99,18 +99,20 @@ public final class CoalescingQueue: Sendable {
         var deferred: [Item] = []
         var reschedule = false
         var hook: (@Sendable () -> Void)?
-        // The last batch's buffer, emptied: the queue gets it back for the next batch.
+        // The last batch's buffer, emptied: the queue gets it back for the next batch. `used`:
+        // how many items that batch held (the kept-list policy, `QueueState.keeps`).
         var spare: [Item] = []
+        var used = 0
         while true {
             // Finding nothing left and ending the drain are one critical section: a change
             // queued after it starts a drain of its own (`drain()` on another thread then
             // returns a count, not 0), and one queued before it is in this batch.
             let batch = state.withLock { state -> [Item]? in
-                guard state.items.isEmpty else { return state.takeItems(leaving: &spare) }
+                guard state.items.isEmpty else { return state.takeItems(leaving: &spare, used: used) }
                 state.isDraining = false
                 drainEpoch.value.wrappingAdd(1, ordering: .sequentiallyConsistent)
                 if !deferred.isEmpty { state.insert(contentsOf: deferred, at: 0) }
-                state.reuse(&spare)
+                state.reuse(&spare, used: used)
                 state.isScheduled = false
                 reschedule = markScheduledIfNeeded(&state)
                 hook = state.drainDidEndHook
@@ -143,6 +145,7 @@ public final class CoalescingQueue: Sendable {
                     }
                 }
             }
+            used = batch.count
             batch.removeAll(keepingCapacity: true)  // placeholders only: releases nothing
             spare = batch
         }
@@ -179,6 +182,12 @@ public final class CoalescingQueue: Sendable {
     func setDrainDidEndHook(_ hook: (@Sendable () -> Void)?) {
         state.withLock { $0.drainDidEndHook = hook }
     }
+
+    /// Tests only: the capacity of the list the next deliveries are queued in.
+    var itemsCapacity: Int { state.withLock { $0.itemsCapacity } }
+
+    /// Tests only: a drain keeps a list of this capacity or less whatever its batch used.
+    static var keptCapacityAlways: Int { QueueState.reusedCapacity }
 
     /// Queues a delivery. `root` stays alive until the delivery runs or the token ends: from a
     /// set to its delivery, the observed object is retained, so its observers run before it
@@ -230,10 +239,11 @@ public final class CoalescingQueue: Sendable {
                     items.initializeElement(at: 0, to: .deliveries(rooted, changedObject))
                     first = 0
                 }
+                // Moved into the queue's list, not copied (a copy retained each item's parts,
+                // and destroying the built items released them again).
                 let built = UnsafeMutableBufferPointer(rebasing: items[first..<count])
-                defer { built.deinitialize() }
                 return queue.state.withLock { state in
-                    state.append(contentsOf: UnsafeBufferPointer(built))
+                    state.append(moving: built)
                     return queue.markScheduledIfNeeded(&state)
                 }
             }
@@ -326,9 +336,13 @@ private struct QueueState {
         items.append(item)
     }
 
-    mutating func append(contentsOf newItems: some Collection<Item>) {
-        for item in newItems { count(item, sign: 1) }
-        items.append(contentsOf: newItems)
+    /// Appends `newItems`, moving them out: the memory is left uninitialized.
+    mutating func append(moving newItems: UnsafeMutableBufferPointer<Item>) {
+        for index in newItems.indices {
+            let item = newItems.moveElement(from: index)
+            count(item, sign: 1)
+            items.append(item)
+        }
     }
 
     mutating func insert(contentsOf newItems: [Item], at index: Int) {
@@ -359,10 +373,11 @@ private struct QueueState {
         notices = 0
     }
 
-    /// Takes every item, leaving `spare` (empty, with the capacity of an earlier batch) in
-    /// their place, so that the next tick's first enqueue doesn't allocate.
-    mutating func takeItems(leaving spare: inout [Item]) -> [Item] {
-        var taken = spare.capacity <= Self.reusedCapacity ? spare : []
+    /// Takes every item, leaving `spare` (empty, with the capacity of an earlier batch of
+    /// `used` items) in their place if `keeps` says so, so that the next tick's enqueues don't
+    /// regrow the list.
+    mutating func takeItems(leaving spare: inout [Item], used: Int) -> [Item] {
+        var taken = Self.keeps(capacity: spare.capacity, used: used) ? spare : []
         spare = []
         swap(&taken, &items)
         queued = 0
@@ -371,14 +386,28 @@ private struct QueueState {
         return taken
     }
 
-    /// The largest buffer a drain hands back for reuse: a burst's bigger one is freed.
+    /// A drain's buffer of at most this many items is always kept for the next batch.
     static let reusedCapacity = 1_024
 
-    /// Puts `spare` back as the (empty) items' buffer if they have none.
-    mutating func reuse(_ spare: inout [Item]) {
-        guard items.isEmpty, items.capacity == 0, spare.capacity <= Self.reusedCapacity else { return }
+    /// The kept-list policy: a drain hands its last batch's buffer back for reuse if it holds
+    /// at most `reusedCapacity` items, or if that batch filled more than a quarter of it. A
+    /// steady tick of any size then grows the list once, not every tick (W17's ≈ 1,600
+    /// deliveries a tick regrew it through 12 sizes each time); a burst's buffer is freed by
+    /// the first drain whose batch used a quarter of it or less, so an idle queue keeps at most
+    /// four times its last batch (24 bytes an item).
+    static func keeps(capacity: Int, used: Int) -> Bool {
+        capacity <= reusedCapacity || used > capacity / 4
+    }
+
+    /// Puts `spare` (emptied, after a batch of `used` items) back as the items' buffer if they
+    /// have none and the policy keeps it.
+    mutating func reuse(_ spare: inout [Item], used: Int) {
+        guard items.isEmpty, items.capacity == 0, Self.keeps(capacity: spare.capacity, used: used) else { return }
         swap(&items, &spare)
     }
+
+    /// Tests only: the capacity of the (empty or filling) items' buffer.
+    var itemsCapacity: Int { items.capacity }
 
     /// Drops the deliveries of ended subscriptions in one pass and returns what was dropped,
     /// to be released outside the lock.

@@ -1,21 +1,26 @@
 /// Observer-count transitions collected under locks and reported after every lock is released.
 struct ObservationStateHooks {
-    private var calls: [(registry: Registry, serial: UInt64, isObserved: Bool)] = []
+    /// Nil until the first call (almost always: only owners adopting the protocol collect
+    /// calls), so that the usual hooks hold no array and release none.
+    private var calls: [(registry: Registry, serial: UInt64, isObserved: Bool)]?
 
     mutating func append(registry: Registry, serial: UInt64, isObserved: Bool) {
         guard registry.reportsObservationState else { return }
-        calls.append((registry, serial, isObserved))
+        if calls == nil {
+            calls = [(registry, serial, isObserved)]
+        } else {
+            calls!.append((registry, serial, isObserved))
+        }
     }
 
     /// Calls `observationStateDidChange` on each owner still alive that adopts
     /// `ObservationStateObserving`. No lock may be held.
     @inline(__always)
     func run() {
-        // Almost always empty: only owners adopting the protocol collect calls.
-        if !calls.isEmpty { runCalls() }
+        if let calls { Self.runCalls(calls) }
     }
 
-    private func runCalls() {
+    private static func runCalls(_ calls: [(registry: Registry, serial: UInt64, isObserved: Bool)]) {
         for call in calls {
             guard let owner = call.registry.weakOwner as? any ObservationStateObserving else { continue }
             if call.serial == PathStep.wildcardSerial {

@@ -13,6 +13,8 @@ struct SmallArray<Element>: RandomAccessCollection {
 
     var startIndex: Int { 0 }
     var endIndex: Int { head == nil ? 0 : 1 + tail.count }
+    /// `endIndex` (the collection's default counts through a call per use).
+    var count: Int { endIndex }
 
     subscript(position: Int) -> Element {
         position == 0 ? head! : tail[position - 1]

@@ -72,6 +72,16 @@ extension Subscription {
     /// step): moves the edges after it to where the paths run now.
     final func retarget(walks: inout WalkMemo) {
         guard !isProperty, let extras else { return }
+        // One path of two linear steps (a chain `\.owner` then `\.count`), the usual case: its
+        // only middle edge is step 0, on the root, so the change sits there without a look at
+        // the edges (and their lock). `moveEdges` checks under the lock that the edge is still
+        // there and the subscription active, as the scan below would have.
+        if walks.isAlone, extras.paths.count == 1,
+            extras.paths.withUnsafeBufferPointer({ $0[0].hasOneMiddleStep })
+        {
+            retargetAlone(extras, pathIndex: 0, step: 0, walks: walks)
+            return
+        }
         let changed = walks.changedRegistry
         let serial = walks.serial
         // Where the change sits on each path: its first edge there (a path may loop through it).
@@ -123,31 +133,79 @@ extension Subscription {
     /// `retarget(walks:)` for one linear path when no other subscription of the change can share
     /// its walk (the usual case): the walk's keys live on the stack, nothing is memoized, and
     /// the walk is read again (see `WalkMemo.revalidate()`) right after its edges moved.
+    ///
+    /// Borrows what it uses, without retaining it: the extras (held by this subscription, a
+    /// `let`), the path (held by the extras' `paths`, a `let`), the changed object and its
+    /// registry (held by the setter, through `walks`).
     @inline(__always)
     private func retargetAlone(_ extras: SubscriptionExtras, pathIndex: Int, step: Int, walks: borrowing WalkMemo) {
-        let changed = walks.changed
-        let expecting = (walks.changedRegistry, walks.serial)
-        extras.paths.withUnsafeBufferPointer { paths in
-            let capacity = paths[pathIndex].steps.count - step
-            // Twice the path's length: the keys the edges moved to, and a walk read again.
-            withUnsafeTemporaryAllocation(of: ObservedPath.EdgeKey.self, capacity: 2 * capacity) { memory in
-                var keys = EdgeKeyBuffer(UnsafeMutableBufferPointer(rebasing: memory[..<capacity]))
-                var again = EdgeKeyBuffer(UnsafeMutableBufferPointer(rebasing: memory[capacity...]))
-                paths[pathIndex].walkEdges(from: changed, startingAt: step, pathIndex: pathIndex, into: &keys)
-                moveEdges(path: Int32(pathIndex), from: Int32(step), expecting: expecting, to: keys.keys)
-                for _ in 0..<4 {
-                    if WalkMemo.isUnwritten(keys.keys, changed: changed, changedRegistry: expecting.0) { break }
-                    paths[pathIndex].walkEdges(from: changed, startingAt: step, pathIndex: pathIndex, into: &again)
-                    if WalkMemo.same(keys.keys, again.keys) {
-                        again.removeAll()
-                        break
+        let extras = Unmanaged.passUnretained(extras)
+        let changed = walks.unmanagedChanged
+        let changedRegistry = walks.unmanagedChangedRegistry
+        let serial = walks.serial
+        let path = extras._withUnsafeGuaranteedRef { extras in
+            extras.paths.withUnsafeBufferPointer { Unmanaged.passUnretained($0[pathIndex]) }
+        }
+        path._withUnsafeGuaranteedRef { path in
+            changed._withUnsafeGuaranteedRef { changed in
+                let capacity = path.steps.count - step
+                // Twice the path's length: the keys the edges moved to, and a walk read again.
+                withUnsafeTemporaryAllocation(of: ObservedPath.EdgeKey.self, capacity: 2 * capacity) { memory in
+                    var keys = EdgeKeyBuffer(UnsafeMutableBufferPointer(rebasing: memory[..<capacity]))
+                    var again = EdgeKeyBuffer(UnsafeMutableBufferPointer(rebasing: memory[capacity...]))
+                    path.walkEdges(from: changed, startingAt: step, pathIndex: pathIndex, into: &keys)
+                    moveEdgesAlone(
+                        extras, path: Int32(pathIndex), from: Int32(step), expecting: changedRegistry, serial: serial,
+                        to: keys.keys)
+                    for _ in 0..<4 {
+                        let isUnwritten = changedRegistry._withUnsafeGuaranteedRef {
+                            WalkMemo.isUnwritten(keys.keys, changed: changed, changedRegistry: $0)
+                        }
+                        if isUnwritten { break }
+                        path.walkEdges(from: changed, startingAt: step, pathIndex: pathIndex, into: &again)
+                        if WalkMemo.same(keys.keys, again.keys) {
+                            again.removeAll()
+                            break
+                        }
+                        keys.take(&again)
+                        moveEdgesAlone(
+                            extras, path: Int32(pathIndex), from: Int32(step), expecting: changedRegistry,
+                            serial: serial, to: keys.keys)
                     }
-                    keys.take(&again)
-                    moveEdges(path: Int32(pathIndex), from: Int32(step), expecting: expecting, to: keys.keys)
+                    keys.removeAll()
                 }
-                keys.removeAll()
             }
         }
+    }
+
+    /// `moveEdges(path:from:expecting:to:)` for `retargetAlone`, with the extras and the
+    /// expected edge's registry borrowed.
+    @inline(__always)
+    private func moveEdgesAlone(
+        _ extras: Unmanaged<SubscriptionExtras>, path: Int32, from start: Int32,
+        expecting registry: Unmanaged<Registry>, serial: UInt64, to keys: UnsafeBufferPointer<ObservedPath.EdgeKey>
+    ) {
+        let expected = registry.toOpaque()
+        let hooks = extras._withUnsafeGuaranteedRef { extras in
+            extras.withLock { state -> ObservationStateHooks in
+                var hooks = ObservationStateHooks()
+                guard isActive else { return hooks }
+                let isThere = state.edges.withUnsafeBufferPointer { edges in
+                    edges.contains {
+                        $0.path == path && $0.step == start && !$0.isLeaf && $0.serial == serial
+                            && Unmanaged.passUnretained($0.registry).toOpaque() == expected
+                    }
+                }
+                guard isThere else { return hooks }
+                // The usual move in place, called directly (not through `replaceEdges`).
+                let isReplaced = { (edge: Edge) in edge.path == path && edge.step >= start }
+                if !replaceInPlace(in: &state, where: isReplaced, with: keys, hooks: &hooks) {
+                    rebuildEdges(in: &state, where: isReplaced, with: keys, hooks: &hooks)
+                }
+                return hooks
+            }
+        }
+        hooks.run()
     }
 
     /// Walks every path from the root again, at delivery, after an object on them deinitialized
@@ -192,6 +250,14 @@ extension Subscription {
         with keys: UnsafeBufferPointer<ObservedPath.EdgeKey>, hooks: inout ObservationStateHooks
     ) {
         if replaceInPlace(in: &state, where: isReplaced, with: keys, hooks: &hooks) { return }
+        rebuildEdges(in: &state, where: isReplaced, with: keys, hooks: &hooks)
+    }
+
+    /// `replaceEdges` when the edges can't move in place: builds the new list.
+    private func rebuildEdges(
+        in state: inout SubscriptionExtras.State, where isReplaced: (Edge) -> Bool,
+        with keys: UnsafeBufferPointer<ObservedPath.EdgeKey>, hooks: inout ObservationStateHooks
+    ) {
         var next: [Edge] = []
         // A subscription's first edges (`start(root:)`) get room for every step of its paths, so
         // a path that is shorter now (`owner` is nil) grows in place when it lengthens instead
@@ -275,15 +341,26 @@ extension Subscription {
         var failed: UInt16 = 0
         withUnsafeTemporaryAllocation(of: Edge.self, capacity: oldCount) { old in
             var released = 0
-            for index in 0..<common where moved & (1 << index) != 0 {
-                old.initializeElement(at: released, to: state.edges[low + index])
-                released += 1
-                if let slot = keys[index].registry.attach(
-                    self, serial: keys[index].serial, isLeaf: keys[index].isLeaf, hooks: &hooks)
-                {
-                    state.edges[low + index] = Edge(keys[index], slot: slot)
-                } else {
-                    failed |= 1 << index  // the object deinitialized since the walk
+            if moved != 0 {
+                // Each moved edge is moved out of the list (no retain) and its replacement made in
+                // its place; the registries are borrowed for the attach (the keys hold them).
+                state.edges.withUnsafeMutableBufferPointer { edges in
+                    let base = edges.baseAddress! + low
+                    for index in 0..<common where moved & (1 << index) != 0 {
+                        old.initializeElement(at: released, to: (base + index).move())
+                        released += 1
+                        let slot = Unmanaged.passUnretained(keys[index].registry)._withUnsafeGuaranteedRef {
+                            $0.attach(self, serial: keys[index].serial, isLeaf: keys[index].isLeaf, hooks: &hooks)
+                        }
+                        if let slot {
+                            (base + index).initialize(to: Edge(keys[index], slot: slot))
+                        } else {
+                            // The object deinitialized since the walk: the old edge stays in
+                            // place to be filtered out below (and is detached with the others).
+                            (base + index).initialize(to: old[released - 1])
+                            failed |= 1 << index
+                        }
+                    }
                 }
             }
             var end = high
@@ -304,7 +381,9 @@ extension Subscription {
             }
             for index in 0..<released {
                 let edge = old.moveElement(from: index)
-                edge.registry.detach(serial: edge.serial, slot: edge.slot, hooks: &hooks)
+                Unmanaged.passUnretained(edge.registry)._withUnsafeGuaranteedRef {
+                    $0.detach(serial: edge.serial, slot: edge.slot, hooks: &hooks)
+                }
             }
         }
         if failed != 0 {
@@ -323,9 +402,14 @@ extension Subscription {
 /// share one walk from the changed object. After the edges are attached, `revalidate()` reads
 /// each walk again and moves its subscriptions once more if what it read has changed since.
 struct WalkMemo {
-    /// The object whose property changed; the setter keeps it alive.
-    let changed: ObservableModelBase
-    let changedRegistry: Registry
+    /// The object whose property changed, and its registry: the setter (or the caller of
+    /// `walkPathsAgain`) keeps the object alive, and the object its registry, for as long as
+    /// the memo lives (a local of theirs). Unretained: a memo is made for every set that needs
+    /// the slow path.
+    let unmanagedChanged: Unmanaged<ObservableModelBase>
+    let unmanagedChangedRegistry: Unmanaged<Registry>
+    var changed: ObservableModelBase { unmanagedChanged.takeUnretainedValue() }
+    var changedRegistry: Registry { unmanagedChangedRegistry.takeUnretainedValue() }
     let serial: UInt64
 
     private struct Walk {
@@ -353,8 +437,8 @@ struct WalkMemo {
     let isAlone: Bool
 
     init(changed: ObservableModelBase, serial: UInt64, isAlone: Bool = false) {
-        self.changed = changed
-        changedRegistry = changed.registry
+        unmanagedChanged = Unmanaged.passUnretained(changed)
+        unmanagedChangedRegistry = Unmanaged.passUnretained(changed.registry)
         self.serial = serial
         self.isAlone = isAlone
     }
@@ -391,11 +475,16 @@ struct WalkMemo {
     /// Reads every walk again; where the path now runs elsewhere, moves its subscriptions
     /// again. Bounded: a path that keeps changing under it is left to the setters doing that,
     /// which find the attached edges and retarget it themselves.
+    @inline(__always)
     mutating func revalidate() {
         // No walk (the usual retarget walks alone, on the stack): return before the loop, whose
         // hoisted uniqueness check would otherwise copy the shared empty array (≈ 60
-        // instructions per retarget).
+        // instructions per retarget), and before the call.
         if walks.isEmpty { return }
+        revalidateWalks()
+    }
+
+    private mutating func revalidateWalks() {
         for _ in 0..<4 {
             var moved = false
             for index in walks.indices {

@@ -11,6 +11,9 @@ final class ObservedPath: Sendable {
     let steps: SmallArray<PathStep>
     /// A `*` before the last step makes the path fan out (computed once: walks check it).
     let hasInnerWildcard: Bool
+    /// Two steps, the first not `*`: the path's only middle edge is its first, on the root
+    /// (a retarget then knows where the change sits without looking at the edges).
+    let hasOneMiddleStep: Bool
 
     /// For typed paths of several steps, their key path objects: two paths with equal
     /// identities walk alike, which lets tokens on the same path share one walk.
@@ -31,6 +34,7 @@ final class ObservedPath: Sendable {
         self.steps = SmallArray(steps)
         unretainedKeys = SmallArray(self.steps.lazy.map(Self.unretainedKey))
         hasInnerWildcard = self.steps.dropLast().contains { if case .wildcard = $0 { true } else { false } }
+        hasOneMiddleStep = self.steps.count == 2 && !hasInnerWildcard
         var identity: [ObjectIdentifier]? = self.steps.count > 1 ? [] : nil
         for step in self.steps where identity != nil {
             if case .typed(let box) = step {
@@ -50,6 +54,7 @@ final class ObservedPath: Sendable {
         keys.append(Self.unretainedKey(step))
         unretainedKeys = keys
         hasInnerWildcard = false
+        hasOneMiddleStep = false
         typedIdentity = nil
         isShared = false
     }
@@ -320,7 +325,7 @@ final class ObservedPath: Sendable {
                 if index == last {
                     let serial =
                         if let key {
-                            key._withUnsafeGuaranteedRef { $0.key.resolveSerial(on: object) }
+                            key._withUnsafeGuaranteedRef { $0.resolveSerial(on: object) }
                         } else {
                             leafSerial(index, on: object)
                         }

@@ -363,8 +363,41 @@ final class TypedKeyBox: Sendable {
     /// known yet, 1 an `@Observed` storage (or nothing), 2 a synthetic property.
     private let kind = Atomic<UInt8>(0)
 
+    /// The class of the last object the key resolved on through the class's table, and where
+    /// that class keeps the resolved storage's immutable serial: the class's metadata address
+    /// shifted 16 bits left, or'ed with the serial's byte offset in the object; 0 if none.
+    /// One word, so racing threads can only replace one right answer with another.
+    private let lastSerialOffset = Atomic<UInt>(0)
+
     init(_ key: TypedKey) {
         self.key = key
+    }
+
+    /// `key.resolveSerial(on:)`, for a retarget's leaf: an object of the class the key last
+    /// resolved on gives its serial with one load (the serial is immutable), without the
+    /// registry's lock (the attach that follows takes it).
+    @inline(__always)
+    func resolveSerial(on object: ObservableModelBase) -> UInt64? {
+        let id = UInt(bitPattern: ObjectIdentifier(type(of: object)))
+        let last = lastSerialOffset.load(ordering: .relaxed)
+        if last != 0, last >> 16 == id {
+            return UnsafeRawPointer(Unmanaged.passUnretained(object).toOpaque())
+                .load(fromByteOffset: Int(last & 0xFFFF), as: UInt64.self)
+        }
+        return resolveSerialAndKeep(on: object, id: id)
+    }
+
+    @inline(never)
+    private func resolveSerialAndKeep(on object: ObservableModelBase, id: UInt) -> UInt64? {
+        guard let serial = key.resolveSerial(on: object) else { return nil }
+        // Kept for an `@Observed` storage of the class's table (not a synthetic property nor a
+        // collection's index), when the class and the offset fit the word.
+        if UInt.bitWidth == 64, id >> 48 == 0, let entry = PropertyTable(object).entry(forKeyPath: key.keyPath),
+            (0..<(1 << 16)).contains(entry.serialOffset), entry.serial(in: object) == serial
+        {
+            lastSerialOffset.store(id << 16 | UInt(entry.serialOffset), ordering: .relaxed)
+        }
+        return serial
     }
 
     /// Whether the key reads a synthetic property (`@Computed`, `@Lazy`, `@Hybrid`), which a

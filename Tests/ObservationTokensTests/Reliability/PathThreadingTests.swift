@@ -170,6 +170,46 @@ struct PathThreadingTests {
         withExtendedLifetime(token) {}
     }
 
+    @Test func aTwoStepChainRetargetedOnOneThreadWhileItsTailsAreWrittenOnAnother() {
+        // Given mid.tail.value (two steps: a retarget of it knows its one middle edge is on the
+        // root), thread X the only writer of mid.tail (four tails in turn, or nil), thread Y the
+        // only writer of every tail's value
+        let iterations = RelScale.iterations(20_000, tsanDivisor: 10)
+        let queue = CoalescingQueue(target: .manual)
+        let tails = (0..<4).map { ThreadTail(value: $0) }
+        let mid = ThreadMid(tail: tails[0])
+        let probe = ThreadProbe()
+        let chain = KeyPathChain(\ThreadMid.tail).then(\.value)
+        let token = mid.observe(.chain(chain), queue: queue) { _, value in probe.record(value) }
+
+        // When both threads run
+        let finished = RelThreads.run(count: 2, timeout: 60) { thread in
+            for index in 0..<iterations {
+                if thread == 0 {
+                    mid.tail = index % 5 == 4 ? nil : tails[index % 4]
+                } else {
+                    tails[index % 4].value = index
+                }
+            }
+        }
+        #expect(finished)
+        queue.drain()
+
+        // Then the token watches exactly the current tail: one edge on it, none on the others
+        mid.tail = tails[2]
+        #expect(queue.drain() == 1)
+        let before = probe.fires.load(ordering: .relaxed)
+        tails[2].value = -5
+        for (index, tail) in tails.enumerated() where index != 2 { tail.value = -index - 10 }
+        #expect(queue.drain() == 1)
+        #expect(probe.fires.load(ordering: .relaxed) == before + 1)
+        #expect(probe.lastValue.load(ordering: .relaxed) == -5)
+        #expect(tails[2].observerCount(of: \.value) == 1)
+        for (index, tail) in tails.enumerated() where index != 2 { #expect(tail.observedPropertyCount == 0) }
+        #expect(mid.observerCount(of: \.tail) == 1)
+        withExtendedLifetime(token) {}
+    }
+
     @Test func twoRootsSharingAMiddleObjectWithOneWriterEach() {
         // Given hubA.mid.tail.value and hubB.mid.tail.value with hubB.mid == shared for good;
         // thread X the only writer of shared.tail, thread Y the only writer of hubA.mid
