@@ -71,13 +71,14 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
     /// delivery retains its root).
     var unretainedOwner: Unmanaged<ObservableModelBase> { owner }
 
-    init(owner: ObservableModelBase) {
-        self.owner = .passUnretained(owner)
-        ownerID = ObjectIdentifier(owner)
-        ownerType = type(of: owner)
-        reportsObservationState = Self.reportsObservationState(type(of: owner))
+    /// Borrows `owner` (an owned parameter was retained and released around the call). The
+    /// creator tells `DebugCensusState` (from here, `self` was retained and released around it).
+    init(owner: borrowing ObservableModelBase) {
+        self.owner = .passUnretained(copy owner)
+        ownerID = ObjectIdentifier(copy owner)
+        ownerType = type(of: copy owner)
+        reportsObservationState = Self.reportsObservationState(type(of: copy owner))
         super.init(state: RegistryState())
-        DebugCensusState.registryCreated(self)  // one relaxed load unless the census is on
     }
 
     // MARK: Edges
