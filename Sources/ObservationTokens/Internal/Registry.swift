@@ -114,9 +114,7 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
             if known == nil {
                 // The owner is alive: we hold the lock and it is not dead (see `owner`). The
                 // class table's lock is a leaf: nothing is locked inside it.
-                known = owner._withUnsafeGuaranteedRef { owner in
-                    PropertyTable(owner).entry(forKeyPath: keyPath)?.serial(in: owner)
-                }
+                known = owner._withUnsafeGuaranteedRef { PropertyTable.knownSerial(of: keyPath, in: $0) }
                 if let known { state.resolvedKeys.remember(keyPath, serial: known) }
             }
             guard let serial = known else { return nil }
@@ -945,8 +943,9 @@ struct PropertyList: RandomAccessCollection {
         }
     }
 
-    /// Appends `element`; returns its index.
-    mutating func append(_ element: Element) -> Int {
+    /// Appends `element` (moved in: a borrowed one was copied, its members' table retained);
+    /// returns its index.
+    mutating func append(_ element: consuming Element) -> Int {
         guard head != nil else {
             head = element
             return 0

@@ -153,6 +153,30 @@ struct PropertyTable: Sendable {
         return PropertyTable(contents: contents)
     }
 
+    /// Runs `body` on the contents of `type`'s table; the class asked for last is borrowed (no
+    /// reference counting).
+    @inline(__always)
+    private static func withContents<R>(of type: ObservableModelBase.Type, _ body: (Contents) -> R) -> R {
+        let bits = last.load(ordering: .acquiring)
+        if bits != 0 {
+            let known = Unmanaged<Contents>.fromOpaque(UnsafeRawPointer(bitPattern: bits)!)
+            if known._withUnsafeGuaranteedRef({ $0.id == ObjectIdentifier(type) }) {
+                return known._withUnsafeGuaranteedRef(body)
+            }
+        }
+        return body(of(type).contents)
+    }
+
+    /// The serial, in `object`, of the storage a typed key path read on another object of its
+    /// class, if it was resolved before: `entry(forKeyPath:)` without copying the table or its
+    /// entries (an object's first token asks this).
+    static func knownSerial(of keyPath: AnyKeyPath, in object: ObservableModelBase) -> UInt64? {
+        withContents(of: type(of: object)) { contents in
+            guard let index = contents.keyPaths.index(of: keyPath) else { return nil }
+            return contents.entries.withUnsafeBufferPointer { $0[index].serial(in: object) }
+        }
+    }
+
     func syntheticEntry(named name: String) -> SyntheticEntry? {
         synthetic.first { $0.name == name }
     }
