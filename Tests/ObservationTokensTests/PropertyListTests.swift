@@ -1,4 +1,3 @@
-import Synchronization
 import Testing
 
 @testable import ObservationTokens
@@ -44,7 +43,7 @@ import Testing
         // Given an object whose first observed property is inline and whose second is not
         let queue = CoalescingQueue(target: .manual)
         let person = CorePerson()
-        let names = Mutex<[String]>([])
+        let names = RelLock<[String]>([])
         var first: ObservationToken? = person.observe(\.firstName, queue: queue) { _ in
             names.withLock { $0.append("first") }
         }

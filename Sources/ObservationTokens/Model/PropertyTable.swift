@@ -73,7 +73,7 @@ struct PropertyTable: Sendable {
         private let type: ClassBox
         /// The class's name, made when first asked: describing a type costs as much as the rest of
         /// the table the first time in a process, and only string paths' errors name it.
-        private let name = Mutex<String?>(nil)
+        private let name = Locked<String?>(state: nil)
         let entries: [Entry]
         let synthetic: [SyntheticEntry]
         let observableNames: [String]
