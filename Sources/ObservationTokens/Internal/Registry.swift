@@ -71,13 +71,14 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
     /// delivery retains its root).
     var unretainedOwner: Unmanaged<ObservableModelBase> { owner }
 
-    init(owner: ObservableModelBase) {
-        self.owner = .passUnretained(owner)
-        ownerID = ObjectIdentifier(owner)
-        ownerType = type(of: owner)
-        reportsObservationState = Self.reportsObservationState(type(of: owner))
+    /// Borrows `owner` (an owned parameter was retained and released around the call). The
+    /// creator tells `DebugCensusState` (from here, `self` was retained and released around it).
+    init(owner: borrowing ObservableModelBase) {
+        self.owner = .passUnretained(copy owner)
+        ownerID = ObjectIdentifier(copy owner)
+        ownerType = type(of: copy owner)
+        reportsObservationState = Self.reportsObservationState(type(of: copy owner))
         super.init(state: RegistryState())
-        DebugCensusState.registryCreated(self)  // one relaxed load unless the census is on
     }
 
     // MARK: Edges
@@ -113,9 +114,7 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
             if known == nil {
                 // The owner is alive: we hold the lock and it is not dead (see `owner`). The
                 // class table's lock is a leaf: nothing is locked inside it.
-                known = owner._withUnsafeGuaranteedRef { owner in
-                    PropertyTable(owner).entry(forKeyPath: keyPath)?.serial(in: owner)
-                }
+                known = owner._withUnsafeGuaranteedRef { PropertyTable.knownSerial(of: keyPath, in: $0) }
                 if let known { state.resolvedKeys.remember(keyPath, serial: known) }
             }
             guard let serial = known else { return nil }
@@ -134,8 +133,9 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
     ) -> (slot: Int, transition: Bool) {
         let index = state.index(of: serial)
         let wasObserved = reportsObservationState && state.isObserved(propertyAt: index)
-        let wasEmpty = state.properties[index].members.isEmpty
-        let slot = state.properties[index].members.insert(subscription, flag: isLeaf)
+        let (wasEmpty, slot) = state.properties.withEntry(at: index) { property in
+            (property.members.isEmpty, property.members.insert(subscription, flag: isLeaf))
+        }
         clearSettled()
         if Self.keepsSeenVersions(serial) { seenEdgeAttached(subscription, serial: serial, slot: slot, &state) }
         if wasEmpty {
@@ -156,14 +156,17 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
             seenEdgeDetaching(serial: serial, slot: slot)
         }
         let transition = withLock { state -> Bool in
-            guard !state.isDead, let index = state.properties.firstIndex(where: { $0.serial == serial }) else {
+            guard !state.isDead, let index = state.properties.firstIndex(ofSerial: serial) else {
                 return false
             }
-            let before = state.properties[index].members.count
-            state.properties[index].members.remove(at: slot)
+            let (removed, isEmpty) = state.properties.withEntry(at: index) { property in
+                let before = property.members.count
+                property.members.remove(at: slot)
+                return (property.members.count < before, property.members.isEmpty)
+            }
             clearSettled()
-            guard state.properties[index].members.count < before else { return false }
-            if state.properties[index].members.isEmpty { lastMemberLeft(state) }
+            guard removed else { return false }
+            if isEmpty { lastMemberLeft(&state) }
             // An entry left empty stays, with its (small) table, for the property's next observer.
             return reportsObservationState && !state.isObserved(propertyAt: index)
         }
@@ -174,10 +177,10 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
     /// owner's `observedBits` (recomputed: bits are shared by serials 64 apart). Under the lock;
     /// out of line, so that a detach that leaves members stays small.
     @inline(never)
-    private func lastMemberLeft(_ state: RegistryState) {
+    private func lastMemberLeft(_ state: inout RegistryState) {
         var observed: UInt64 = 0
-        for property in state.properties where !property.members.isEmpty {
-            observed |= Self.serialBit(property.serial)
+        state.properties.forEachEntry { property in
+            if !property.members.isEmpty { observed |= Self.serialBit(property.serial) }
         }
         owner._withUnsafeGuaranteedRef {
             $0._edgeCount.subtract(1, ordering: .relaxed)
@@ -323,10 +326,8 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
         // released at the end.
         var members = SmallArray<(subscription: Unmanaged<Subscription>, isLeaf: Bool)>()
         withLock { state in
-            for index in state.properties.indices
-            where state.properties[index].serial == serial || state.properties[index].serial == PathStep.wildcardSerial
-            {
-                state.properties[index].members.forEachInPlace { member, isLeaf in
+            state.properties.forEachInPlace(serialOrWildcard: serial) { property in
+                property.members.forEachInPlace { member, isLeaf in
                     members.append((member.retain(), isLeaf))  // under the lock: it can't go away
                 }
             }
@@ -360,9 +361,11 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
         withLock { state in
             var members = SmallArray<Unmanaged<Subscription>>()
             // One entry per serial.
-            guard let index = state.properties.firstIndex(where: { $0.serial == serial }) else { return members }
-            state.properties[index].members.forEachInPlace { member, _ in
-                members.append(member.retain())  // under the lock: it can't go away
+            guard let index = state.properties.firstIndex(ofSerial: serial) else { return members }
+            state.properties.withEntry(at: index) { property in
+                property.members.forEachInPlace { member, _ in
+                    members.append(member.retain())  // under the lock: it can't go away
+                }
             }
             return members
         }
@@ -496,69 +499,67 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
             // meanwhile.
             var settles = true
             let epochBefore = state.settledEpoch?.value.load(ordering: .sequentiallyConsistent) ?? 1
-            // Scanned in place through mutable buffers: a read-only copy of an entry (or of an
-            // array) would retain and release its storage on every set.
-            state.properties.withUnsafeMutableBufferPointer { properties in
-                for index in properties.indices
-                where properties[index].serial == serial || properties[index].serial == PathStep.wildcardSerial {
-                    properties[index].members.forEachInPlace { member, isLeaf in
-                        // The common cases touch no reference count: a plain subscription that
-                        // was pending already, and any leaf subscription pending already.
-                        let route = member._withUnsafeGuaranteedRef { subscription -> Route in
-                            if subscription.isPlain { return subscription.markPending() ? .enqueue : .settled }
-                            // A computed value invalid already, with no computation running.
-                            if !subscription.comparesComputedValues, isLeaf, subscription.isStillStale() {
-                                return .stale
-                            }
-                            return isLeaf && !subscription.isImmediate && subscription.isStillPending()
-                                && !subscription.needsOldValue ? .settled : .slowPath
+            // Scanned in place (`PropertyList.forEachInPlace`): a read-only copy of an entry (or of
+            // an array) would retain and release its storage on every set.
+            state.properties.forEachInPlace(serialOrWildcard: serial) { property in
+                let memberCount = property.members.count
+                property.members.forEachInPlace { member, isLeaf in
+                    // The common cases touch no reference count: a plain subscription that
+                    // was pending already, and any leaf subscription pending already.
+                    let route = member._withUnsafeGuaranteedRef { subscription -> Route in
+                        if subscription.isPlain { return subscription.markPending() ? .enqueue : .settled }
+                        // A computed value invalid already, with no computation running.
+                        if !subscription.comparesComputedValues, isLeaf, subscription.isStillStale() {
+                            return .stale
                         }
-                        switch route {
-                        case .settled: return
-                        case .stale:
-                            // Skipped, but never settled: the value's next computation clears
-                            // the stale bit under its own lock, without this registry, and the
-                            // set after it must invalidate again (a settled mark would skip it).
-                            settles = false
-                            return
-                        case .enqueue:
-                            // The tick's first set: the next one marks (a set per tick, the usual
-                            // case, never pays for the mark).
-                            settles = false
-                            guard let first = firstPlain else {
-                                firstPlain = member.retain()  // under the lock: it can't go away
-                                return
-                            }
-                            if plain == nil {
-                                plain = []
-                                plain!.reserveCapacity(properties[index].members.count)
-                                plain!.append(first.takeRetainedValue())
-                            }
-                            plain!.append(member.takeUnretainedValue())
-                            return
-                        case .slowPath: break
-                        }
+                        return isLeaf && !subscription.isImmediate && subscription.isStillPending()
+                            && !subscription.needsOldValue ? .settled : .slowPath
+                    }
+                    switch route {
+                    case .settled: return
+                    case .stale:
+                        // Skipped, but never settled: the value's next computation clears
+                        // the stale bit under its own lock, without this registry, and the
+                        // set after it must invalidate again (a settled mark would skip it).
                         settles = false
-                        let subscription = member.takeUnretainedValue()
-                        if subscription.isImmediate || !isLeaf {
-                            switch needsWork {
-                            case nil:
-                                needsWork = .one(member.retain(), isLeaf: isLeaf)  // under the lock
-                            case .one(let first, let firstIsLeaf):
-                                needsWork = .many([(first.takeRetainedValue(), firstIsLeaf), (subscription, isLeaf)])
-                            case .many(var list):
-                                needsWork = nil  // the list stays unique while it grows
-                                list.append((subscription, isLeaf))
-                                needsWork = .many(list)
-                            }
-                        } else if let first = firstCandidate {
-                            candidates = [first.takeRetainedValue(), subscription]
-                            firstCandidate = nil
-                        } else if candidates != nil {
-                            candidates!.append(subscription)
-                        } else {
-                            firstCandidate = member.retain()  // under the lock: it can't go away
+                        return
+                    case .enqueue:
+                        // The tick's first set: the next one marks (a set per tick, the usual
+                        // case, never pays for the mark).
+                        settles = false
+                        guard let first = firstPlain else {
+                            firstPlain = member.retain()  // under the lock: it can't go away
+                            return
                         }
+                        if plain == nil {
+                            plain = []
+                            plain!.reserveCapacity(memberCount)
+                            plain!.append(first.takeRetainedValue())
+                        }
+                        plain!.append(member.takeUnretainedValue())
+                        return
+                    case .slowPath: break
+                    }
+                    settles = false
+                    let subscription = member.takeUnretainedValue()
+                    if subscription.isImmediate || !isLeaf {
+                        switch needsWork {
+                        case nil:
+                            needsWork = .one(member.retain(), isLeaf: isLeaf)  // under the lock
+                        case .one(let first, let firstIsLeaf):
+                            needsWork = .many([(first.takeRetainedValue(), firstIsLeaf), (subscription, isLeaf)])
+                        case .many(var list):
+                            needsWork = nil  // the list stays unique while it grows
+                            list.append((subscription, isLeaf))
+                            needsWork = .many(list)
+                        }
+                    } else if let first = firstCandidate {
+                        candidates = [first.takeRetainedValue(), subscription]
+                        firstCandidate = nil
+                    } else if candidates != nil {
+                        candidates!.append(subscription)
+                    } else {
+                        firstCandidate = member.retain()  // under the lock: it can't go away
                     }
                 }
             }
@@ -759,23 +760,23 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
             let count = withLock { state -> Int in
                 state.isDead = true
                 var total = state.retained.count
-                for index in state.properties.indices { total += state.properties[index].members.count }
+                state.properties.forEachEntry { total += $0.members.count }
                 if total > buffer.count { overflow.reserveCapacity(total) }
                 // Retained here, under the lock (the members are alive: see `WeakSet`); the
                 // registry's own references to `retained` go with the array below, while these
                 // keep them alive. (Two plain loops: a nested function that captured `overflow`
                 // made every access to it checked dynamically.)
                 if total > buffer.count {
-                    for index in state.properties.indices {
-                        state.properties[index].members.forEachUnretained { member, _ in
+                    state.properties.forEachEntry { property in
+                        property.members.forEachUnretained { member, _ in
                             overflow.append(member.retain())
                         }
                     }
                     for subscription in state.retained { overflow.append(Unmanaged.passRetained(subscription)) }
                 } else {
                     var count = 0
-                    for index in state.properties.indices {
-                        state.properties[index].members.forEachUnretained { member, _ in
+                    state.properties.forEachEntry { property in
+                        property.members.forEachUnretained { member, _ in
                             buffer.initializeElement(at: count, to: member.retain())
                             count += 1
                         }
@@ -785,7 +786,7 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
                         count += 1
                     }
                 }
-                state.properties = []
+                state.properties = PropertyList()
                 state.retained = []
                 // Only now, with every member retained above: a detach that sees the hint returns
                 // without the lock and its token may free the subscription at once, so the hint
@@ -855,7 +856,8 @@ struct RegistryState {
         var members = WeakSet<Subscription>()
     }
 
-    var properties: [PropertyObservers] = []
+    /// The first property inline (see `PropertyList`).
+    var properties = PropertyList()
     var retained: [Subscription] = []
     /// The drain epoch of the queue that settled marks are made for (`SettledMark`): the first
     /// member's queue when a set first could mark. Set once.
@@ -893,9 +895,8 @@ struct RegistryState {
     /// Index of the entry for `serial`, creating it if needed. Objects observe few properties,
     /// so a linear scan beats hashing.
     mutating func index(of serial: UInt64) -> Int {
-        if let index = properties.firstIndex(where: { $0.serial == serial }) { return index }
-        properties.append(PropertyObservers(serial: serial))
-        return properties.count - 1
+        if let index = properties.firstIndex(ofSerial: serial) { return index }
+        return properties.append(PropertyObservers(serial: serial))
     }
 
     /// Whether the property at `index` counts as observed (it or `*` has members).
@@ -904,6 +905,99 @@ struct RegistryState {
         let serial = properties[index].serial
         if serial == PathStep.wildcardSerial { return false }
         return properties.contains { $0.serial == PathStep.wildcardSerial && !$0.members.isEmpty }
+    }
+}
+
+/// A registry's observed properties (`RegistryState.properties`), in the order they were first
+/// observed: the first one inline, the others in an array made when a second property is
+/// observed. An object's first token then allocates nothing for the list, and a set of an object
+/// with one observed property finds its observers without reading a separate allocation.
+struct PropertyList: RandomAccessCollection {
+    typealias Element = RegistryState.PropertyObservers
+
+    // Invariant: `head == nil` implies `tail.isEmpty`.
+    private var head: Element?
+    private var tail: [Element] = []
+
+    init() {}
+
+    var startIndex: Int { 0 }
+    var endIndex: Int { head == nil ? 0 : 1 + tail.count }
+
+    /// A copy of the entry (which retains its members' table): for the cold paths. The hot ones
+    /// reach entries in place, through `withEntry(at:_:)`, `forEachEntry(_:)` and
+    /// `forEachInPlace(serialOrWildcard:_:)` (a `_modify` accessor was left out of line, with a
+    /// coroutine frame allocated per use).
+    subscript(position: Int) -> Element {
+        position == 0 ? head! : tail[position - 1]
+    }
+
+    /// Runs `body` on the entry at `index`, in place.
+    @inline(__always)
+    mutating func withEntry<R>(at index: Int, _ body: (inout Element) -> R) -> R {
+        if index == 0 { return body(&head!) }
+        return body(&tail[index - 1])
+    }
+
+    /// Calls `body` on each entry, borrowed, in order.
+    @inline(__always)
+    func forEachEntry(_ body: (borrowing Element) -> Void) {
+        guard head != nil else { return }
+        body(head!)
+        guard !tail.isEmpty else { return }
+        tail.withUnsafeBufferPointer { tail in
+            for index in tail.indices { body(tail[index]) }
+        }
+    }
+
+    /// Appends `element` (moved in: a borrowed one was copied, its members' table retained);
+    /// returns its index.
+    mutating func append(_ element: consuming Element) -> Int {
+        guard head != nil else {
+            head = element
+            return 0
+        }
+        tail.append(element)
+        return tail.count
+    }
+
+    /// The index of the entry for `serial`, reading serials in place.
+    func firstIndex(ofSerial serial: UInt64) -> Int? {
+        guard let first = head?.serial else { return nil }
+        if first == serial { return 0 }
+        guard !tail.isEmpty else { return nil }
+        return tail.withUnsafeBufferPointer { tail in
+            for index in tail.indices where tail[index].serial == serial { return index + 1 }
+            return nil
+        }
+    }
+
+    /// Calls `body` on each entry for `serial` or for `*`, in place: a read-only copy of an entry
+    /// (or of the array) would retain and release its storage on every set.
+    @inline(__always)
+    mutating func forEachInPlace(serialOrWildcard serial: UInt64, _ body: (inout Element) -> Void) {
+        guard head != nil else { return }
+        if head!.serial == serial || head!.serial == PathStep.wildcardSerial { body(&head!) }
+        guard !tail.isEmpty else { return }
+        tail.withUnsafeMutableBufferPointer { tail in
+            for index in tail.indices
+            where tail[index].serial == serial || tail[index].serial == PathStep.wildcardSerial {
+                body(&tail[index])
+            }
+        }
+    }
+}
+
+/// A property of a deinitialized owner that tokens rooted there watched: its storage's serial,
+/// and its entry in the owner's class table, which names it. Two integers, so that the list
+/// costs one allocation to make and nothing per element to destroy.
+struct NameAfterDeinit {
+    let serial: UInt64
+    let index: Int
+
+    init(_ serial: UInt64, _ index: Int) {
+        self.serial = serial
+        self.index = index
     }
 }
 

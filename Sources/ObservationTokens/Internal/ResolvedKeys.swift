@@ -27,11 +27,17 @@ struct ResolvedKeys {
     /// Key path objects cached (for tests).
     var count: Int { (firstID == nil ? 0 : 1) + entries.count }
 
-    /// The serial `keyPath` resolved to, if it is cached.
+    /// The serial `keyPath` resolved to, if it is cached. The first entry is checked inline (a
+    /// call for a fresh object's first token, or for an object with one key path, cost more).
+    @inline(__always)
     func serial(for keyPath: AnyKeyPath) -> UInt64? {
         let id = ObjectIdentifier(keyPath)
         if firstID == id { return firstSerial }
-        return entries.withUnsafeBufferPointer { entries in
+        return entries.isEmpty ? nil : serial(inEntries: id)
+    }
+
+    private func serial(inEntries id: ObjectIdentifier) -> UInt64? {
+        entries.withUnsafeBufferPointer { entries in
             for index in entries.indices where entries[index].id == id { return entries[index].serial }
             return nil
         }

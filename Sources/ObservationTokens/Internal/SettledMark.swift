@@ -106,22 +106,27 @@ extension Registry {
         let epochBits = settledEpochBits.load(ordering: .relaxed)
         guard let epochPointer = UnsafeRawPointer(bitPattern: epochBits) else {
             // The first mark: this registry's queue is its first member's.
-            for property in state.properties
-            where property.serial == serial || property.serial == PathStep.wildcardSerial {
-                if let (first, _) = property.members.firstElement {
-                    let cell = first._withUnsafeGuaranteedRef { $0.queue.drainEpoch }
-                    state.settledEpoch = cell
-                    settledEpochBits.store(
-                        UInt(bitPattern: Unmanaged.passUnretained(cell).toOpaque()), ordering: .releasing)
-                    break
-                }
+            var found: DrainEpoch?
+            state.properties.forEachEntry { property in
+                guard found == nil, property.serial == serial || property.serial == PathStep.wildcardSerial,
+                    let (first, _) = property.members.firstElement
+                else { return }
+                found = first._withUnsafeGuaranteedRef { $0.queue.drainEpoch }
+            }
+            if let cell = found {
+                state.settledEpoch = cell
+                settledEpochBits.store(
+                    UInt(bitPattern: Unmanaged.passUnretained(cell).toOpaque()), ordering: .releasing)
             }
             return  // the next set marks
         }
         guard epochBefore & 1 == 0 else { return }
         let bit = SettledMark.bit(serial)
         var onOneQueue = true
-        for property in state.properties where !property.members.isEmpty {
+        var sharesBit = false
+        // Borrowed in place (a copy of an entry retains its members' table).
+        state.properties.forEachEntry { property in
+            guard !sharesBit, !property.members.isEmpty else { return }
             if property.serial == serial || property.serial == PathStep.wildcardSerial {
                 property.members.forEachUnretained { member, _ in
                     if onOneQueue,
@@ -132,9 +137,10 @@ extension Registry {
                     }
                 }
             } else if SettledMark.bit(property.serial) == bit {
-                return  // another observed property shares the bit
+                sharesBit = true  // another observed property shares the bit
             }
         }
+        if sharesBit { return }
         let epochNow = Unmanaged<DrainEpoch>.fromOpaque(epochPointer)._withUnsafeGuaranteedRef {
             $0.value.load(ordering: .sequentiallyConsistent)
         }

@@ -130,6 +130,17 @@ class Subscription: @unchecked Sendable {  // see the rules above
         comparesComputedValues: Bool = true,
         screensChanges: Bool = false
     ) {
+        // The extras first: with no call after the references are stored, storing them moves
+        // the arguments (a call in between made each a retain and a release).
+        switch target {
+        case .property:
+            isProperty = true
+            extras =
+                wantsOldValue || options.contains(.endpointChanges) ? SubscriptionExtras(paths: []) : nil
+        case .paths(let paths):
+            isProperty = false
+            extras = SubscriptionExtras(paths: paths)
+        }
         self.comparesComputedValues = comparesComputedValues
         self.queue = queue
         self.screensChanges = screensChanges
@@ -140,14 +151,6 @@ class Subscription: @unchecked Sendable {  // see the rules above
         isInitial = options.contains(.initial)
         self.hasObserver = hasObserver
         self.wantsOldValue = wantsOldValue
-        switch target {
-        case .property:
-            isProperty = true
-            extras = wantsOldValue || wantsEndpoints ? SubscriptionExtras(paths: []) : nil
-        case .paths(let paths):
-            isProperty = false
-            extras = SubscriptionExtras(paths: paths)
-        }
         isPlain = isProperty && !isImmediate && !wantsOldValue && !wantsEndpoints && !screensChanges
         #if DEBUG
             LiveCounters.subscriptions.add(1, ordering: .relaxed)

@@ -11,16 +11,20 @@
 /// A subscription whose callback receives the observed object.
 @usableFromInline
 final class _ModelSubscription<Model: ObservableModelBase>: Subscription, @unchecked Sendable {  // see Subscription
-    @exclusivity(unchecked) private var callback: (@Sendable (Model) -> Void)?
+    // `Optional<…>`, not `…?`: no implicit nil to overwrite, so `init` stores the argument.
+    @exclusivity(unchecked) private var callback: Optional<@Sendable (Model) -> Void>
 
     @usableFromInline
     init(
         root: __shared Model, target: Target, options: ObservationOptions, queue: CoalescingQueue, site: CreationSite,
         callback: @escaping @Sendable (Model) -> Void
     ) {
-        self.callback = callback
+        // The registry first: with no call after the callback is stored, storing it moves the
+        // argument (a call in between made it a retain and a release).
+        let rootRegistry = root.registry
+        self.callback = consume callback
         super.init(
-            rootRegistry: root.registry, hasObserver: false, target: target, options: options, queue: queue,
+            rootRegistry: rootRegistry, hasObserver: false, target: target, options: options, queue: queue,
             wantsOldValue: false, site: site)
     }
 
@@ -53,7 +57,8 @@ func _withObserver<Observer: AnyObject, Result>(
 @usableFromInline
 // `@unchecked Sendable`: see `Subscription`.
 final class _ObserverSubscription<Observer: AnyObject, Model: ObservableModelBase>: Subscription, @unchecked Sendable {
-    @exclusivity(unchecked) private var callback: (@Sendable (Observer, Model) -> Void)?
+    // Stored as in `_ModelSubscription`.
+    @exclusivity(unchecked) private var callback: Optional<@Sendable (Observer, Model) -> Void>
     private let observer: WeakReference
 
     @usableFromInline
@@ -61,10 +66,11 @@ final class _ObserverSubscription<Observer: AnyObject, Model: ObservableModelBas
         root: __shared Model, observer: Observer, target: Target, options: ObservationOptions, queue: CoalescingQueue,
         site: CreationSite, callback: @escaping @Sendable (Observer, Model) -> Void
     ) {
-        self.callback = callback
+        let rootRegistry = root.registry
+        self.callback = consume callback
         self.observer = WeakReference(observer)
         super.init(
-            rootRegistry: root.registry, hasObserver: true, target: target, options: options, queue: queue,
+            rootRegistry: rootRegistry, hasObserver: true, target: target, options: options, queue: queue,
             wantsOldValue: false, site: site)
     }
 

@@ -129,6 +129,8 @@ open class ObservableModelBase {
     @inline(never)
     private final func makeRegistry() -> Registry {
         let created = Unmanaged.passRetained(Registry(owner: self))
+        // One relaxed load unless the census is on.
+        created._withUnsafeGuaranteedRef { DebugCensusState.registryCreated($0) }
         let bits = UInt(bitPattern: created.toOpaque())
         let (exchanged, current) = registryBits.compareExchange(
             expected: 0, desired: bits, ordering: .acquiringAndReleasing)

@@ -69,15 +69,26 @@ struct PropertyTable: Sendable {
     /// One per class, built once and never removed (a class's properties never change).
     private final class Contents: Sendable {
         let id: ObjectIdentifier
-        let typeName: String
+        /// The class, for `typeName`.
+        private let type: ClassBox
+        /// The class's name, made when first asked: describing a type costs as much as the rest of
+        /// the table the first time in a process, and only string paths' errors name it.
+        private let name = Locked<String?>(state: nil)
         let entries: [Entry]
         let synthetic: [SyntheticEntry]
         let observableNames: [String]
         let keyPaths = KeyPathEntries()
 
+        var typeName: String {
+            if let known = name.withLock({ $0 }) { return known }
+            let made = String(describing: type.type)  // racing threads make the same name
+            name.withLock { $0 = made }
+            return made
+        }
+
         init(building type: ObservableModelBase.Type) {
             id = ObjectIdentifier(type)
-            typeName = String(describing: type)
+            self.type = ClassBox(type: type)
             var entries: [Entry] = []
             var synthetic: [SyntheticEntry] = []
             // `classType` (raw value 1): `_EachFieldOptions.classType` is a mutable static, which
@@ -106,6 +117,11 @@ struct PropertyTable: Sendable {
             ordered.sort { $0.0 < $1.0 }
             observableNames = ordered.map(\.1)
         }
+    }
+
+    /// A model class, held by a table (a metatype is immutable).
+    private struct ClassBox: @unchecked Sendable {
+        let type: ObservableModelBase.Type
     }
 
     private static let cache = Locked<[ObjectIdentifier: Contents]>(state: [:])
@@ -151,6 +167,30 @@ struct PropertyTable: Sendable {
         }
         last.store(UInt(bitPattern: Unmanaged.passUnretained(contents).toOpaque()), ordering: .releasing)
         return PropertyTable(contents: contents)
+    }
+
+    /// Runs `body` on the contents of `type`'s table; the class asked for last is borrowed (no
+    /// reference counting).
+    @inline(__always)
+    private static func withContents<R>(of type: ObservableModelBase.Type, _ body: (Contents) -> R) -> R {
+        let bits = last.load(ordering: .acquiring)
+        if bits != 0 {
+            let known = Unmanaged<Contents>.fromOpaque(UnsafeRawPointer(bitPattern: bits)!)
+            if known._withUnsafeGuaranteedRef({ $0.id == ObjectIdentifier(type) }) {
+                return known._withUnsafeGuaranteedRef(body)
+            }
+        }
+        return body(of(type).contents)
+    }
+
+    /// The serial, in `object`, of the storage a typed key path read on another object of its
+    /// class, if it was resolved before: `entry(forKeyPath:)` without copying the table or its
+    /// entries (an object's first token asks this).
+    static func knownSerial(of keyPath: AnyKeyPath, in object: ObservableModelBase) -> UInt64? {
+        withContents(of: type(of: object)) { contents in
+            guard let index = contents.keyPaths.index(of: keyPath) else { return nil }
+            return contents.entries.withUnsafeBufferPointer { $0[index].serial(in: object) }
+        }
     }
 
     func syntheticEntry(named name: String) -> SyntheticEntry? {
