@@ -771,6 +771,42 @@ struct KeyPathChainTests {
     // MARK: Values and options
 
     @Test
+    func chainsOfTheSameKeyPathsShareOneEvaluationPerEndpointType() {
+        // Given the same key paths spelled as three chains: two flattening the optional
+        // endpoint (`String?`), one keeping it nested (`String??`)
+        let flattened = KeyPathChain(\PathUser.address).then(\.label)
+        let again = KeyPathChain(\PathUser.address).then(\.label)
+        let nested: KeyPathChain<PathUser, String??> = KeyPathChain(\PathUser.address).then(\.label)
+
+        // Then the flattening chains share one evaluation and one path list, and the nested
+        // chain shares the path list but has an evaluation of its own type
+        #expect(flattened.shared.evaluator === again.shared.evaluator)
+        #expect(flattened.shared.paths[0] === nested.shared.paths[0])
+        #expect(ObjectIdentifier(nested.shared.evaluator) != ObjectIdentifier(flattened.shared.evaluator))
+
+        // When tokens of both endpoint types observe one user whose label is set, then whose
+        // address goes away
+        let queue = CoalescingQueue(target: .manual)
+        let address = PathAddress()
+        let user = PathUser(address: address)
+        let seenFlattened = PathRecorder<String?>()
+        let seenNested = PathRecorder<String??>()
+        let tokens = [
+            user.observe(.chain(flattened), queue: queue) { _, label in seenFlattened.record(label) },
+            user.observe(.chain(nested), queue: queue) { _, label in seenNested.record(label) },
+        ]
+        address.label = "home"
+        queue.drain()
+        user.address = nil
+        queue.drain()
+
+        // Then each callback receives the endpoint in its own type
+        #expect(seenFlattened.values == ["home", nil])
+        #expect(seenNested.values == [.some("home"), .none])
+        withExtendedLifetime(tokens) {}
+    }
+
+    @Test
     func chainCallbackReceivesTheEndpointValueAtDelivery() {
         // Given a chain token
         let queue = CoalescingQueue(target: .manual)

@@ -197,13 +197,36 @@ public struct KeyPathChain<Root: ObservableModelBase, Value>: @unchecked Sendabl
     /// `[path]`, one array shared by every token of the chain.
     var paths: [ObservedPath] { ObservedPath.chainPaths(steps) }
 
-    /// The chain without its steps, for a callback to evaluate: a token's path holds the steps,
-    /// so the callback's context needs only `evaluate`.
-    var forEvaluation: KeyPathChain { KeyPathChain(steps: [], evaluate: evaluate) }
+    /// `paths`, and the chain's evaluation for a callback, both shared by every token of chains
+    /// of the same key paths (and types): a token's callback then keeps one reference to a shared
+    /// object, where it kept the chain's own `evaluate` (a closure context, each holding the
+    /// previous segment's) to free at its end.
+    var shared: (paths: [ObservedPath], evaluator: ChainEvaluator<Root, Value>) {
+        ObservedPath.chainPaths(steps) { ChainEvaluator(evaluate) }
+    }
+}
 
-    private init(steps: [PathStep], evaluate: @escaping (Root) -> Value) {
-        self.steps = steps
+/// A typed chain's `evaluate`, in an object that tokens of chains with the same key paths share
+/// (`KeyPathChain.shared`).
+///
+/// `@unchecked Sendable`: it holds only a closure that applies key paths.
+final class ChainEvaluator<Root: ObservableModelBase, Value>: @unchecked Sendable {
+    let evaluate: (Root) -> Value
+
+    init(_ evaluate: @escaping (Root) -> Value) {
         self.evaluate = evaluate
+    }
+
+    /// `KeyPathChain.deliveredValue`: the endpoint a `.endpointChanges` delivery compared, or the
+    /// chain read now.
+    func deliveredValue(_ delivered: Any?, on root: Root) -> Value {
+        if delivered == nil { return evaluate(root) }
+        return carriedValue(delivered, on: root)
+    }
+
+    @inline(never)
+    func carriedValue(_ delivered: Any?, on root: Root) -> Value {
+        (delivered as? EndpointDelivery)?.value(as: Value.self) ?? evaluate(root)
     }
 }
 

@@ -32,15 +32,15 @@ extension ObservationSource {
         ObservationSource<Root, Value>(chain: chain) { root, delivery in
             let callback = delivery.callback
             let isValid = root.checkChains([chain.steps], fileID: delivery.fileID, line: delivery.line)
-            let evaluated = chain.forEvaluation
+            let (paths, evaluator) = chain.shared
             let token = root.makeToken(
-                paths: chain.paths, observer: delivery.observer, options: isValid ? delivery.options : [],
+                paths: paths, observer: delivery.observer, options: isValid ? delivery.options : [],
                 queue: delivery.queue, site: delivery.site(.chain),
                 callback: { observer, model, delivered in
                     let root = unsafeDowncast(model, to: Root.self)
                     // With `.endpointChanges`, the endpoint the delivery compared; otherwise read
                     // now, each segment under its object's store bit (see `KeyPathChain.segment`).
-                    callback(observer, root, evaluated.deliveredValue(delivered, on: root))
+                    callback(observer, root, evaluator.deliveredValue(delivered, on: root))
                 })
             if !isValid { token.invalidate() }
             return token

@@ -129,9 +129,17 @@ final class ObservedPath: Sendable {
         }
     }
 
-    /// Typed chains' path lists, one per chain of key path objects: its tokens share it. The
+    /// A typed chain's shared parts: its path list, and its evaluations (`ChainEvaluator`), one
+    /// per root and endpoint type (chains of the same key paths can differ in endpoint type:
+    /// `then` may or may not flatten an optional).
+    private struct SharedChain: @unchecked Sendable {  // key paths and closures that apply them
+        let paths: [ObservedPath]
+        var evaluators: [ObjectIdentifier: AnyObject] = [:]
+    }
+
+    /// Typed chains' shared parts, one per chain of key path objects: its tokens share them. The
     /// key keeps the key path objects alive, so an identity can't be reused while cached.
-    private static let chainPaths = Locked<[ChainKey: [ObservedPath]]>(state: [:])
+    private static let chainPaths = Locked<[ChainKey: SharedChain]>(state: [:])
 
     /// Chains remembered (key paths built at run time can make new ones without end; past this
     /// many, a chain's tokens get a path each).
@@ -143,14 +151,51 @@ final class ObservedPath: Sendable {
     static func chainPaths(_ steps: [PathStep]) -> [ObservedPath] {
         guard steps.allSatisfy({ ChainKey.identity(of: $0) != nil }) else { return [ObservedPath(steps: steps)] }
         let key = ChainKey(steps: steps)
-        if let known = chainPaths.withLock({ $0[key] }) { return known }
+        if let known = chainPaths.withLock({ $0[key]?.paths }) { return known }
         let made = [ObservedPath(steps: steps, isShared: true)]
         return chainPaths.withLock { state in
-            if let known = state[key] { return known }
+            if let known = state[key] { return known.paths }
             guard state.count < chainPathLimit else { return made }
-            state[key] = made
+            state[key] = SharedChain(paths: made)
             return made
         }
+    }
+
+    /// `chainPaths(steps)`, and the chain's evaluation shared the same way: the one `make`
+    /// returns for the first chain of these key paths and this `Evaluator` type (which names the
+    /// root and endpoint types), or `make()`'s when the chain can't be shared. A token keeps the
+    /// shared evaluation with one reference, where its own was one or more closure contexts to
+    /// free at its end.
+    static func chainPaths<Evaluator: AnyObject>(
+        _ steps: [PathStep], evaluator make: () -> Evaluator
+    ) -> (paths: [ObservedPath], evaluator: Evaluator) {
+        guard steps.allSatisfy({ ChainKey.identity(of: $0) != nil }) else {
+            return ([ObservedPath(steps: steps)], make())
+        }
+        let key = ChainKey(steps: steps)
+        let type = ObjectIdentifier(Evaluator.self)
+        let known = chainPaths.withLock { state -> (paths: [ObservedPath], evaluator: AnyObject?)? in
+            guard let shared = state[key] else { return nil }
+            return (shared.paths, shared.evaluators[type])
+        }
+        // Keyed by its own type: the cast holds.
+        if let known, let evaluator = known.evaluator {
+            return (known.paths, unsafeDowncast(evaluator, to: Evaluator.self))
+        }
+        // Made outside the lock; one that loses a race is released outside it too.
+        let madePaths = known?.paths ?? [ObservedPath(steps: steps, isShared: true)]
+        let madeEvaluator = make()
+        let result = chainPaths.withLock { state -> (paths: [ObservedPath], evaluator: AnyObject) in
+            if let shared = state[key] {
+                if let evaluator = shared.evaluators[type] { return (shared.paths, evaluator) }
+                state[key]!.evaluators[type] = madeEvaluator
+                return (shared.paths, madeEvaluator)
+            }
+            guard state.count < chainPathLimit else { return (madePaths, madeEvaluator) }
+            state[key] = SharedChain(paths: madePaths, evaluators: [type: madeEvaluator])
+            return (madePaths, madeEvaluator)
+        }
+        return (result.paths, unsafeDowncast(result.evaluator, to: Evaluator.self))
     }
 
     func describe(from root: ObservableModelBase?) -> String {
