@@ -200,6 +200,17 @@ public final class CoalescingQueue: Sendable {
         if schedule { scheduleDrain() }
     }
 
+    /// `enqueue(_:retaining:)` for a subscription the caller retained by hand (a set's first
+    /// plain subscription, retained under its registry's lock): the queue's item takes over
+    /// that retain, so the set neither retains the subscription again nor releases it after.
+    func enqueue(retained subscription: Unmanaged<Subscription>, retaining root: ObservableModelBase) {
+        let schedule = state.withLock { state in
+            state.append(.delivery(subscription.takeRetainedValue(), root))
+            return markScheduledIfNeeded(&state)
+        }
+        if schedule { scheduleDrain() }
+    }
+
     /// Enqueues the subscriptions a set made pending, which may belong to different queues:
     /// one lock per run of subscriptions on the same queue. The changed object is retained
     /// once for all the subscriptions rooted at it (its retain and release are costly: observed
@@ -331,7 +342,9 @@ private struct QueueState {
     var drainCount: UInt64 = 0
     var drainDidEndHook: (@Sendable () -> Void)?
 
-    mutating func append(_ item: Item) {
+    /// Consuming: the caller's new item moves into the list (borrowed, it was copied in,
+    /// retaining its subscription and root again, and the caller's released them after).
+    mutating func append(_ item: consuming Item) {
         count(item, sign: 1)
         items.append(item)
     }
