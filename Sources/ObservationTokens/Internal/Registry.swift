@@ -570,7 +570,7 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
             CoalescingQueue.enqueue(plain, root: owner)
         } else if let firstPlain {
             // Its retain passes to the queue's item.
-            firstPlain._withUnsafeGuaranteedRef { $0.queue }.enqueue(retained: firstPlain, retaining: owner)
+            CoalescingQueue.enqueue(retained: firstPlain, retaining: owner)
         }
         if let firstCandidate { Self.enqueue(lone: firstCandidate, owner: owner, oldValue: oldValue) }
         guard candidates != nil || needsWork != nil else { return nil }
