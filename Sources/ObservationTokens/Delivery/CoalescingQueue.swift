@@ -200,6 +200,27 @@ public final class CoalescingQueue: Sendable {
         if schedule { scheduleDrain() }
     }
 
+    /// `enqueue(_:retaining:)` for a subscription the caller retained by hand (a set's first
+    /// plain subscription, retained under its registry's lock), on the subscription's queue:
+    /// the queue's item takes over that retain, so the set neither retains the subscription
+    /// again nor releases it after, and the queue is borrowed from it, not retained.
+    ///
+    /// Lifetime: once the item is in the list (under the lock), a drain on another thread may
+    /// deliver it and, if the token ended meanwhile, release the subscription and with it its
+    /// reference to the queue. So nothing here touches the subscription or the queue after
+    /// unlocking: a drain to schedule takes its own reference to the queue while still under
+    /// the lock (where the item keeps the subscription, and so the queue, alive).
+    static func enqueue(retained subscription: Unmanaged<Subscription>, retaining root: ObservableModelBase) {
+        let scheduling = subscription._withUnsafeGuaranteedRef { borrowed -> CoalescingQueue? in
+            let queue = borrowed.queue
+            return queue.state.withLock { state in
+                state.append(.delivery(subscription.takeRetainedValue(), root))
+                return queue.markScheduledIfNeeded(&state) ? queue : nil
+            }
+        }
+        scheduling?.scheduleDrain()
+    }
+
     /// Enqueues the subscriptions a set made pending, which may belong to different queues:
     /// one lock per run of subscriptions on the same queue. The changed object is retained
     /// once for all the subscriptions rooted at it (its retain and release are costly: observed
@@ -331,7 +352,9 @@ private struct QueueState {
     var drainCount: UInt64 = 0
     var drainDidEndHook: (@Sendable () -> Void)?
 
-    mutating func append(_ item: Item) {
+    /// Consuming: the caller's new item moves into the list (borrowed, it was copied in,
+    /// retaining its subscription and root again, and the caller's released them after).
+    mutating func append(_ item: consuming Item) {
         count(item, sign: 1)
         items.append(item)
     }

@@ -569,8 +569,8 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
         if let plain {
             CoalescingQueue.enqueue(plain, root: owner)
         } else if let firstPlain {
-            let first = firstPlain.takeRetainedValue()
-            first.queue.enqueue(first, retaining: owner)
+            // Its retain passes to the queue's item.
+            CoalescingQueue.enqueue(retained: firstPlain, retaining: owner)
         }
         if let firstCandidate { Self.enqueue(lone: firstCandidate, owner: owner, oldValue: oldValue) }
         guard candidates != nil || needsWork != nil else { return nil }

@@ -47,13 +47,21 @@ struct ResolvedKeys {
     /// time (not literals) are new objects each time and must not make the cache grow, but
     /// they only ever push out key paths to the same property. Observing many properties of
     /// an object never makes a literal key path resolve (read its property) again.
+    /// The first entry is stored inline (a fresh object's first token: a call cost more).
+    @inline(__always)
     mutating func remember(_ keyPath: AnyKeyPath, serial: UInt64) {
-        guard firstID != nil else {
+        // Matched on the key path, not on `firstID`: in this branch the compiler knows there is
+        // no old key path to release.
+        guard case .some = firstKeyPath else {
             firstID = ObjectIdentifier(keyPath)
             firstSerial = serial
             firstKeyPath = keyPath
             return
         }
+        remember(afterFirst: keyPath, serial: serial)
+    }
+
+    private mutating func remember(afterFirst keyPath: AnyKeyPath, serial: UInt64) {
         guard self.serial(for: keyPath) == nil else { return }
         var sameProperty = firstSerial == serial ? 1 : 0
         var oldest = -1
