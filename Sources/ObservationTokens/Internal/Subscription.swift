@@ -606,15 +606,21 @@ class Subscription: @unchecked Sendable {  // see the rules above
     /// The rest of a queued delivery, counted in by `beginDelivery`.
     @inline(__always)
     private func finishDelivering(_ invoke: (AnyObject?, ObservableModelBase) -> Bool) -> Outcome {
+        // Without an observer, a literal nil: a variable that stayed nil was released after
+        // the call (a call to `swift_release` per delivery).
+        guard hasObserver else { return finishDelivering(observer: nil, invoke) }
         // The observer must be alive; otherwise the token ends.
-        var observer: AnyObject?
-        if hasObserver {
-            observer = loadObserver()
-            guard observer != nil else {
-                end()
-                return .skipped
-            }
+        guard let observer = loadObserver() else {
+            end()
+            return .skipped
         }
+        return finishDelivering(observer: observer, invoke)
+    }
+
+    @inline(__always)
+    private func finishDelivering(
+        observer: AnyObject?, _ invoke: (AnyObject?, ObservableModelBase) -> Bool
+    ) -> Outcome {
         return rootRegistry.unretainedOwner._withUnsafeGuaranteedRef { root in
             if wantsEndpoints {
                 // Comparing endpoints runs user `==`; an invalidate() during it must still win.
