@@ -95,6 +95,10 @@ final class MNode: ObservableModel, @unchecked Sendable {
     @Computed({ (node: MNode) in node.s + node.z }) var t: Int
     @Computed({ (node: MNode) in ((node.t % 3) + 3) % 3 }) var u: Int
     @Computed({ (node: MNode) in (node.next?.t ?? 0) - node.x }) var nt: Int
+    /// A `Bool` computed value: changes less often than the `t` it reads.
+    @Computed({ (node: MNode) in node.t % 2 == 0 }) var ev: Bool
+    /// A `Double` computed value: half of `s`, compared by `==`.
+    @Computed({ (node: MNode) in Double(node.s) / 2 }) var hf: Double
     @Computed(
         { (node: MNode) in
             node.items.count + 10 * (node.dict[1] ?? 0) + (node.tags.contains(2) ? 100 : 0)

@@ -8,9 +8,12 @@ enum NodeField: String, CaseIterable, Sendable {
     case x, y, z
 }
 
-/// A `@Computed` property of a node.
+/// A `@Computed` property of a node (`ev` is a `Bool` and `hf` a `Double`; the others are `Int`s).
 enum NodeComputedField: String, CaseIterable, Sendable {
-    case s, t, u, nt, cc
+    case s, t, u, nt, cc, ev, hf
+
+    /// The fields a program picks when collections are not in play (`cc` reads them).
+    static let withoutCollections: [NodeComputedField] = [.s, .t, .u, .nt, .ev, .hf]
 }
 
 /// What a binding or posting reads from its source node (`s`, `t`, `u`, `nt` are computed).
@@ -76,6 +79,9 @@ enum TokenSpec: Equatable, Sendable {
     // Paths and tracking.
     /// `node.observe(KeyPathChain(\.next).then(\.x))`
     case chainX(node: Int)
+    /// `node.observe(KeyPathChain(\.next).then(\.x), observer: watcher) { watcher, node, x in … }`: a
+    /// chain with an observer, which the runner keeps alive.
+    case chainXObserver(node: Int)
     /// `node.observe(KeyPathChain(\.next).then(\.next).then(\.y))`
     case chainNextNextY(node: Int)
     /// `node.observe(path: "next.next.z")`
@@ -206,6 +212,8 @@ extension TokenSpec {
         case .hubComputed(let h): return "h\(h).observe(\\.hw\(o)) { log($0.hw) }"
         case .chainX(let n):
             return "n\(n).observe(KeyPathChain(\\.next).then(\\.x)\(o)) { log($1) }"
+        case .chainXObserver(let n):
+            return "n\(n).observe(KeyPathChain(\\.next).then(\\.x), observer: watcher\(o)) { log($2) }"
         case .chainNextNextY(let n):
             return "n\(n).observe(KeyPathChain(\\.next).then(\\.next).then(\\.y)\(o)) { log($1) }"
         case .stringPath(let n): return "n\(n).observe(path: \"next.next.z\"\(o)) { log($0.next?.next?.z) }"
@@ -259,7 +267,8 @@ extension TokenSpec {
     /// The kinds made with `.immediate` (feature group `immediate`).
     var canBeImmediate: Bool {
         switch self {
-        case .property, .propertyList, .hubW, .hubNode, .computed, .mixedList, .hubComputed, .chainX, .trackedX,
+        case .property, .propertyList, .hubW, .hubNode, .computed, .mixedList, .hubComputed, .chainX, .chainXObserver,
+            .trackedX,
             .closure, .trackedS, .closureComputed, .bind, .bindToHub, .post:
             true
         default: false
@@ -458,7 +467,8 @@ struct ModelProgramGenerator {
         case 81..<84:
             guard features.contains(.computed) else { return setInt() }
             if random.chance(80) || hubs.isEmpty {
-                let fields = features.contains(.collections) ? NodeComputedField.allCases : [.s, .t, .u, .nt]
+                let fields =
+                    features.contains(.collections) ? NodeComputedField.allCases : NodeComputedField.withoutCollections
                 return .invalidateComputed(node: anyNode(), random.pick(fields))
             }
             return .invalidateHubComputed(hub: anyHub())
@@ -509,14 +519,15 @@ struct ModelProgramGenerator {
             }
         }
         if features.contains(.computed) {
-            let fields: [NodeComputedField] = [.s, .t, .u, .nt]
+            let fields = NodeComputedField.withoutCollections
             choices += [
                 .computed(node: n, random.pick(fields)), .computed(node: n, random.pick(fields)), .mixedList(node: n),
             ]
         }
         if features.contains(.paths) {
             choices += [
-                .chainX(node: n), .chainNextNextY(node: n), .stringPath(node: n), .trackedX(node: n),
+                .chainX(node: n), .chainXObserver(node: n), .chainNextNextY(node: n), .stringPath(node: n),
+                .trackedX(node: n),
                 .trackedChanges(node: n), .closure(node: n),
             ]
             if features.contains(.computed) {

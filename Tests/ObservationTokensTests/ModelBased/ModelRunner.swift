@@ -46,6 +46,9 @@ final class ModelActionPerformer: @unchecked Sendable {
     func perform(_ action: CallbackAction) { runner?.perform(action) }
 }
 
+/// The observer of the chain tokens made with `observer:`.
+final class ModelWatcher {}
+
 final class ModelRunner {
     let program: ModelProgram
     private(set) var statistics = ModelRunStatistics()
@@ -54,6 +57,8 @@ final class ModelRunner {
     private var nodes: [Int: MNode] = [:]
     private var hubs: [Int: MHub] = [:]
     private var tokens: [Int: ObservationToken] = [:]
+    /// The observer of `chainXObserver` tokens, alive as long as the runner.
+    private let watcher = ModelWatcher()
     /// Labels of tokens made by callbacks (a label is used once, even after its token is dropped).
     private var madeInCallbacks: Set<Int> = []
     private var everyNode: [Int: ModelWeak<MNode>] = [:]
@@ -178,6 +183,8 @@ final class ModelRunner {
             case .u: node.invalidate(\.u)
             case .nt: node.invalidate(\.nt)
             case .cc: node.invalidate(\.cc)
+            case .ev: node.invalidate(\.ev)
+            case .hf: node.invalidate(\.hf)
             }
         case .invalidateHubComputed(let h): hubs[h]!.invalidate(\.hw)
         case .observe(let k, let spec, let options):
@@ -263,6 +270,10 @@ final class ModelRunner {
             case .u: return node.observe(\.u, options: o, queue: q) { log.callback(k, [$0.u] + probe($0)) }
             case .nt: return node.observe(\.nt, options: o, queue: q) { log.callback(k, [$0.nt] + probe($0)) }
             case .cc: return node.observe(\.cc, options: o, queue: q) { log.callback(k, [$0.cc] + probe($0)) }
+            case .ev: return node.observe(\.ev, options: o, queue: q) { log.callback(k, [$0.ev ? 1 : 0] + probe($0)) }
+            case .hf:
+                // Logged as `2 * hf`, which is `s`: exact for the small whole numbers of the programs.
+                return node.observe(\.hf, options: o, queue: q) { log.callback(k, [Int($0.hf * 2)] + probe($0)) }
             }
         case .mixedList(let n):
             return nodes[n]!.observe([\.y, \.u], options: o, queue: q) { log.callback(k, [$0.y, $0.u] + probe($0)) }
@@ -271,6 +282,14 @@ final class ModelRunner {
         case .chainX(let n):
             return nodes[n]!.observe(.chain(KeyPathChain(\MNode.next).then(\.x)), options: o, queue: q) {
                 log.callback(k, [$1] + probe($0))
+            }
+        case .chainXObserver(let n):
+            // The callback checks it gets the observer it was given (a wrong one logs -999).
+            let watcherID = ObjectIdentifier(watcher)
+            return nodes[n]!.observe(
+                .chain(KeyPathChain(\MNode.next).then(\.x)), observer: watcher, options: o, queue: q
+            ) { watcher, node, x in
+                log.callback(k, [ObjectIdentifier(watcher) == watcherID ? x : -999] + probe(node))
             }
         case .chainNextNextY(let n):
             return nodes[n]!.observe(.chain(KeyPathChain(\MNode.next).then(\.next).then(\.y)), options: o, queue: q) {

@@ -114,8 +114,8 @@ extension ReferenceModel {
             [.stored(.node(n), .x), .stored(.node(n), .y), .stored(.node(n), .z)]
         }
         switch (object, key) {
-        case (.node(let n), .s): return [.stored(.node(n), .x), .stored(.node(n), .y)]
-        case (.node(let n), .t), (.node(let n), .u): return xyz(n)
+        case (.node(let n), .s), (.node(let n), .hf): return [.stored(.node(n), .x), .stored(.node(n), .y)]
+        case (.node(let n), .t), (.node(let n), .u), (.node(let n), .ev): return xyz(n)
         case (.node(let n), .nt):
             let own: Set<Dependency> = [.stored(.node(n), .next), .stored(.node(n), .x)]
             return own.union(node(n).next.map(xyz) ?? [])
@@ -162,24 +162,24 @@ extension ReferenceModel {
     private func computedReaders(of dependency: Dependency) -> [Dependency] {
         guard case .computed(.node(let n), let key) = dependency else { return [] }
         switch key {
-        case .s: return [.computed(.node(n), .t)]
+        case .s: return [.computed(.node(n), .t), .computed(.node(n), .hf)]
         case .t:
             let readers = nodes.filter { $0.value.next == n }.map { Dependency.computed(.node($0.key), .nt) }
-            return [.computed(.node(n), .u)] + readers
+            return [.computed(.node(n), .u), .computed(.node(n), .ev)] + readers
         case .u: return hubs.filter { $0.value.node == n }.map { .computed(.hub($0.key), .hw) }
         default: return []
         }
     }
 
     /// How far down the computed values of the fixtures a value is (`s` reads stored values,
-    /// `t` reads `s`, `u` and `nt` read `t`, `hw` reads `u`): deeper ones are invalidated, and
+    /// `t` and `hf` read `s`, `u`, `nt` and `ev` read `t`, `hw` reads `u`): deeper ones are invalidated, and
     /// their bindings numbered, first.
     static func invalidationDepth(_ dependency: Dependency) -> Int {
         guard case .computed(_, let key) = dependency else { return 0 }
         switch key {
         case .s, .cc: return 1
-        case .t: return 2
-        case .u, .nt: return 3
+        case .t, .hf: return 2
+        case .u, .nt, .ev: return 3
         case .hw: return 4
         }
     }

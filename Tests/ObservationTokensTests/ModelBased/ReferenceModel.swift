@@ -60,7 +60,7 @@ enum StoredKey: Hashable {
 
 /// A computed property.
 enum ComputedKey: Hashable {
-    case s, t, u, nt, cc, hw
+    case s, t, u, nt, cc, ev, hf, hw
 }
 
 /// One dependency of a token.
@@ -227,6 +227,10 @@ struct ReferenceModel {
         let node = node(n)
         return node.items.count + 10 * (node.dict[1] ?? 0) + (node.tags.contains(2) ? 100 : 0)
     }
+    /// `ev` as logged: 1 when `t` is even.
+    func ev(_ n: Int) -> Int { t(n) % 2 == 0 ? 1 : 0 }
+    /// `hf` as logged (`2 * hf`): `s`.
+    func hf(_ n: Int) -> Int { s(n) }
     func hw(_ h: Int) -> Int { hub(h).w * 10 + (hub(h).node.map(u) ?? 5) }
 
     func value(of dependency: Dependency) -> Int? {
@@ -237,6 +241,8 @@ struct ReferenceModel {
         case (.node(let n), .u): return u(n)
         case (.node(let n), .nt): return nt(n)
         case (.node(let n), .cc): return cc(n)
+        case (.node(let n), .ev): return ev(n)
+        case (.node(let n), .hf): return hf(n)
         case (.hub(let h), .hw): return hw(h)
         default: return nil
         }
@@ -306,7 +312,7 @@ struct ReferenceModel {
         case .hubComputed(let h):
             e.values = [computed(.hub(h), .hw)]
             hubProbe(h)
-        case .chainX(let n), .trackedX(let n):
+        case .chainX(let n), .chainXObserver(let n), .trackedX(let n):
             stored(.node(n), .next)
             if let m = node(n).next {
                 stored(.node(m), .x)
@@ -458,7 +464,7 @@ struct ReferenceModel {
     func objects(of spec: TokenSpec) -> [RefObject] {
         switch spec {
         case .property(let n, _), .propertyList(let n), .whichOf(let n), .computed(let n, _), .mixedList(let n),
-            .chainX(let n),
+            .chainX(let n), .chainXObserver(let n),
             .chainNextNextY(let n), .stringPath(let n), .trackedX(let n), .trackedChanges(let n), .closure(let n),
             .chainT(let n), .trackedS(let n), .closureComputed(let n), .value(let n), .valueComputed(let n),
             .count(let n), .mutations(let n), .dictKey(let n, _), .member(let n, _), .computedCollections(let n),
@@ -605,6 +611,8 @@ struct ReferenceModel {
                 case .u: .u
                 case .nt: .nt
                 case .cc: .cc
+                case .ev: .ev
+                case .hf: .hf
                 }
             bindingsHearInvalidation(of: .computed(.node(n), key))
         case .invalidateHubComputed(let h):
@@ -1117,6 +1125,8 @@ extension NodeComputedField {
         case .u: .u
         case .nt: .nt
         case .cc: .cc
+        case .ev: .ev
+        case .hf: .hf
         }
     }
 }
