@@ -110,4 +110,59 @@ import Testing
         #expect(calls.value <= count)
         #expect(held.value.allSatisfy { !$0.isValid })
     }
+
+    @MainActor @Test func aChainTokenOfEveryObserveFormDeliversTheEndpointAndReleasesTheCallbackWhenItEnds() {
+        // Given a chain token from each observe form, each callback capturing a probe
+        let queue = CoalescingQueue(target: .manual)
+        let person = CorePerson()
+        person.address = CoreAddress()
+        person.address?.zip = "0"
+        let observer = CoreObserver()
+        let zips = CoreRecorder<String>()
+        var probeRefs: [WeakObserverBox] = []
+        var tokens: [ObservationToken] = []
+        do {
+            let probes = (0..<5).map { _ in CoreProbe() }
+            probeRefs = probes.map(WeakObserverBox.init)
+            let zip = KeyPathChain(\CorePerson.address).then(\.zip)
+            tokens.append(
+                person.observe(.chain(zip), queue: queue) { [probe = probes[0]] _, zip in
+                    probe.touch()
+                    zips.append("plain \(zip ?? "-")")
+                })
+            tokens.append(
+                person.observe(.chain(zip), observer: observer, queue: queue) { [probe = probes[1]] _, _, zip in
+                    probe.touch()
+                    zips.append("observer \(zip ?? "-")")
+                })
+            tokens.append(
+                person.observe(.chain(zip), queue: queue, isolation: MainActor.shared) { [probe = probes[2]] _, zip in
+                    probe.touch()
+                    zips.append("main actor \(zip ?? "-")")
+                })
+            tokens.append(
+                person.observe(.chain(zip), options: .endpointChanges, queue: queue) { [probe = probes[3]] _, zip in
+                    probe.touch()
+                    zips.append("endpoint \(zip ?? "-")")
+                })
+            tokens.append(
+                person.observe(.changes(zip), queue: queue) { [probe = probes[4]] _, change in
+                    probe.touch()
+                    zips.append("change \(change.old ?? "-") → \(change.new ?? "-")")
+                })
+        }
+
+        // When the endpoint changes, is delivered, and every token ends (each still held)
+        person.address?.zip = "12345"
+        #expect(queue.drain() == 5)
+        for token in tokens { token.invalidate() }
+
+        // Then each form delivered the endpoint once, and released its callback at the end
+        #expect(
+            zips.entries.sorted() == [
+                "change 0 → 12345", "endpoint 12345", "main actor 12345", "observer 12345", "plain 12345",
+            ])
+        #expect(probeRefs.allSatisfy { $0.object == nil })
+        #expect(tokens.allSatisfy { !$0.isValid })
+    }
 }

@@ -193,18 +193,7 @@ extension ModelObserving where Self: ObservableModelBase {
         line: UInt = #line,
         _ callback: @escaping @Sendable (Self, Payload) -> Void
     ) -> ObservationToken {
-        // A chain's token calls `callback` from its own context (see `KeyPathChain.startToken`).
-        if source.chain != nil, let chain = source.chain as? KeyPathChain<Self, Payload> {
-            return chain.startToken(
-                on: self, observer: nil, options: options, queue: queue, fileID: fileID, line: line
-            ) { evaluator in
-                { _, model, delivered in
-                    let model = unsafeDowncast(model, to: Self.self)
-                    callback(model, evaluator.deliveredValue(delivered, on: model))
-                }
-            }
-        }
-        return source.start(
+        source.start(
             self,
             _ObservationDelivery(
                 observer: nil, options: options, queue: queue, fileID: fileID, line: line,
@@ -231,21 +220,7 @@ extension ModelObserving where Self: ObservableModelBase {
         line: UInt = #line,
         _ callback: @escaping @Sendable (Observer, Self, Payload) -> Void
     ) -> ObservationToken {
-        // A chain's token calls `callback` from its own context (one object to free at its end,
-        // not two: see `KeyPathChain.startToken`).
-        if source.chain != nil, let chain = source.chain as? KeyPathChain<Self, Payload> {
-            return chain.startToken(
-                on: self, observer: observer, options: options, queue: queue, fileID: fileID, line: line
-            ) { evaluator in
-                { observer, model, delivered in
-                    let model = unsafeDowncast(model, to: Self.self)
-                    _withObserver(observer, as: Observer.self) {
-                        callback($0, model, evaluator.deliveredValue(delivered, on: model))
-                    }
-                }
-            }
-        }
-        return source.start(
+        source.start(
             self,
             _ObservationDelivery(
                 observer: observer, options: options, queue: queue, fileID: fileID, line: line,

@@ -848,7 +848,13 @@ class Subscription: @unchecked Sendable {  // see the rules above
     /// Paths that the classes' tables can name without the objects need nothing remembered:
     /// their description is built when asked.
     final func rememberDescription(root: ObservableModelBase) {
-        guard !isProperty, let extras, !extras.paths.allSatisfy(\.isDescribableWithoutObjects) else { return }
+        guard !isProperty, extras != nil else { return }
+        // Borrowed: `self` (alive for the call) holds its `let` extras, and they their `let`
+        // paths; a typed chain's shared path answers with one load.
+        let isDescribable = Unmanaged.passUnretained(extras.unsafelyUnwrapped)._withUnsafeGuaranteedRef {
+            $0.paths.withUnsafeBufferPointer { $0.allSatisfy(\.isDescribableWithoutObjects) }
+        }
+        guard !isDescribable, let extras else { return }
         let description = extras.paths.map { $0.describe(from: root) }.joined(separator: ", ")
         extras.withLock { state in state.rememberedDescription = description }
     }

@@ -197,10 +197,10 @@ public struct KeyPathChain<Root: ObservableModelBase, Value>: @unchecked Sendabl
     /// `[path]`, one array shared by every token of the chain.
     var paths: [ObservedPath] { ObservedPath.chainPaths(steps) }
 
-    /// `paths`, and the chain's evaluation for a callback, both shared by every token of chains
-    /// of the same key paths (and types): a token's callback then keeps one reference to a shared
-    /// object, where it kept the chain's own `evaluate` (a closure context, each holding the
-    /// previous segment's) to free at its end.
+    /// `paths`, and the chain's evaluation for a token, both shared by every token of chains of
+    /// the same key paths (and types): a token then keeps one reference to a shared object, where
+    /// it kept the chain's own `evaluate` (a closure context, each holding the previous
+    /// segment's) to free at its end.
     var shared: (paths: [ObservedPath], evaluator: ChainEvaluator<Root, Value>) {
         ObservedPath.chainPaths(steps) { ChainEvaluator(evaluate) }
     }
@@ -217,16 +217,68 @@ final class ChainEvaluator<Root: ObservableModelBase, Value>: @unchecked Sendabl
         self.evaluate = evaluate
     }
 
-    /// `KeyPathChain.deliveredValue`: the endpoint a `.endpointChanges` delivery compared, or the
-    /// chain read now.
-    func deliveredValue(_ delivered: Any?, on root: Root) -> Value {
-        if delivered == nil { return evaluate(root) }
-        return carriedValue(delivered, on: root)
+    /// The value a `.endpointChanges` delivery passes: the endpoint it compared, or the chain
+    /// read now if that endpoint can't be a `Value`.
+    ///
+    /// Apart from the plain delivery: generic code that may form a `Value?` looks up
+    /// `Optional<Value>`'s metadata on entry (≈ 300 instructions), which every delivery without
+    /// an endpoint would pay for nothing.
+    @inline(never)
+    func value(at endpoint: ObservedPath.Endpoint, on root: Root) -> Value {
+        EndpointDelivery(endpoint: endpoint).value(as: Value.self) ?? evaluate(root)
+    }
+}
+
+/// The subscription of a typed chain's token (`ObservationSource.chain`): the delivery's
+/// callback, and the chain's evaluation shared with every token of chains of the same key paths,
+/// which gives the callback the endpoint.
+///
+/// The evaluation is kept here, not in a closure around the delivery's callback, so a chain token
+/// frees one closure context at its end (the one its `observe` form made around the caller's
+/// callback), whichever form made it: with or without an observer, on the main actor or not,
+/// through `.changes(chain)`.
+///
+/// `@unchecked Sendable`: see `Subscription`.
+final class ChainSubscription<Root: ObservableModelBase, Value>: Subscription, @unchecked Sendable {
+    // Stored as in `_ModelSubscription`.
+    @exclusivity(unchecked) private var callback: Optional<@Sendable (AnyObject?, Root, Value) -> Void>
+    private let evaluator: ChainEvaluator<Root, Value>
+    private let observer: WeakReference?
+
+    init(
+        root: __shared Root, observer: AnyObject?, paths: [ObservedPath], evaluator: ChainEvaluator<Root, Value>,
+        options: ObservationOptions, queue: CoalescingQueue, site: CreationSite,
+        callback: @escaping @Sendable (AnyObject?, Root, Value) -> Void
+    ) {
+        let rootRegistry = root.registry
+        self.callback = consume callback
+        self.evaluator = evaluator
+        self.observer = observer.map(WeakReference.init)
+        super.init(
+            rootRegistry: rootRegistry, hasObserver: observer != nil, target: .paths(paths), options: options,
+            queue: queue, wantsOldValue: false, site: site)
     }
 
-    @inline(never)
-    func carriedValue(_ delivered: Any?, on root: Root) -> Value {
-        (delivered as? EndpointDelivery)?.value(as: Value.self) ?? evaluate(root)
+    override func loadObserver() -> AnyObject? { observer?.load() }
+
+    override func observerType() -> AnyObject.Type? { observer?.loadType() }
+
+    override func invoke(observer: AnyObject?, root: ObservableModelBase) {
+        // The root is always a `Root`: it is the object this subscription was created on. The
+        // endpoint is read now, each segment under its object's store bit (see
+        // `KeyPathChain.readExclusively`).
+        let root = unsafeDowncast(root, to: Root.self)
+        callback?(observer, root, evaluator.evaluate(root))
+    }
+
+    /// A `.endpointChanges` delivery: the endpoint it compared.
+    override func invoke(observer: AnyObject?, root: ObservableModelBase, endpoint: ObservedPath.Endpoint) {
+        let root = unsafeDowncast(root, to: Root.self)
+        callback?(observer, root, evaluator.value(at: endpoint, on: root))
+    }
+
+    override func releaseCallback() {
+        callback = nil
     }
 }
 

@@ -30,18 +30,18 @@ extension ObservationSource {
     /// - Parameter chain: The chain, rooted at the object's type.
     public static func chain<Value>(_ chain: KeyPathChain<Root, Value>) -> ObservationSource<Root, Value> {
         ObservationSource<Root, Value>(chain: chain) { root, delivery in
-            let callback = delivery.callback
-            return chain.startToken(
-                on: root, observer: delivery.observer, options: delivery.options, queue: delivery.queue,
-                fileID: delivery.fileID, line: delivery.line
-            ) { evaluator in
-                { observer, model, delivered in
-                    let root = unsafeDowncast(model, to: Root.self)
-                    // With `.endpointChanges`, the endpoint the delivery compared; otherwise read
-                    // now, each segment under its object's store bit (see `KeyPathChain.segment`).
-                    callback(observer, root, evaluator.deliveredValue(delivered, on: root))
-                }
-            }
+            let isValid = root.checkChains([chain.steps], fileID: delivery.fileID, line: delivery.line)
+            let (paths, evaluator) = chain.shared
+            // The subscription gives the delivery's callback the endpoint (`ChainSubscription`):
+            // no closure of the source's own around it.
+            let subscription = ChainSubscription(
+                root: root, observer: delivery.observer, paths: paths, evaluator: evaluator,
+                options: isValid ? delivery.options : [], queue: delivery.queue, site: delivery.site(.chain),
+                callback: delivery.callback)
+            let token = ObservationToken(subscription: subscription)
+            root.start(subscription)
+            if !isValid { token.invalidate() }
+            return token
         }
     }
 
@@ -197,28 +197,5 @@ extension ObservationSource {
                     fileID: delivery.fileID, line: delivery.line,
                     callback: { observer, root, payload in callback(observer, root, read(payload)) }))
         }
-    }
-}
-
-extension KeyPathChain {
-    /// Starts a token of this chain on `root`: checks its segments, takes the path list and the
-    /// evaluation its tokens share (`shared`), and makes the token's callback with
-    /// `makeCallback`, given that evaluation.
-    ///
-    /// `observe` with a chain source calls this directly where it can (`ModelObserving+Observe`):
-    /// one callback context around the caller's own callback, where the source's `start` wraps
-    /// a delivery's callback (a context of its own) in another.
-    func startToken(
-        on root: Root, observer: AnyObject?, options: ObservationOptions, queue: CoalescingQueue,
-        fileID: StaticString, line: UInt, makeCallback: (ChainEvaluator<Root, Value>) -> _GeneralCallback
-    ) -> ObservationToken {
-        let isValid = root.checkChains([steps], fileID: fileID, line: line)
-        let (paths, evaluator) = shared
-        let token = root.makeToken(
-            paths: paths, observer: observer, options: isValid ? options : [], queue: queue,
-            site: CreationSite(fileID: fileID, line: line, kind: .chain, options: options),
-            callback: makeCallback(evaluator))
-        if !isValid { token.invalidate() }
-        return token
     }
 }
