@@ -31,10 +31,17 @@ class Subscription: @unchecked Sendable {  // see the rules above
         case paths([ObservedPath])
 
         /// One typed key path; `.endpointChanges` compares values read through it, which only
-        /// path targets do.
-        @usableFromInline
+        /// path targets do. Inlined, so that the entry points' usual options (a literal) make
+        /// `.property` without a call.
+        @inlinable @inline(__always)
         static func key(_ key: TypedKey, options: ObservationOptions) -> Target {
-            options.contains(.endpointChanges) ? .paths([ObservedPath(step: .key(key))]) : .property
+            options.contains(.endpointChanges) ? endpoint(key) : .property
+        }
+
+        /// `.endpointChanges`' target: a one-step path.
+        @usableFromInline
+        static func endpoint(_ key: TypedKey) -> Target {
+            .paths([ObservedPath(step: .key(key))])
         }
 
         /// Several typed key paths of the root.
