@@ -149,7 +149,7 @@ extension ObservableModelBase {
     @usableFromInline
     final func _start(_ key: TypedKey, subscription: consuming Subscription) -> ObservationToken? {
         if subscription.isProperty {
-            guard subscription.start(root: self, key: key) else { return nil }
+            guard subscription.startInline(root: self, key: key) else { return nil }
             let token = ObservationToken(subscription: subscription)
             if token.subscription.isInitial { token.subscription.deliverNow(oldValue: nil, isChange: false) }
             return token
