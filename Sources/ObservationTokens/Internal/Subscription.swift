@@ -31,10 +31,17 @@ class Subscription: @unchecked Sendable {  // see the rules above
         case paths([ObservedPath])
 
         /// One typed key path; `.endpointChanges` compares values read through it, which only
-        /// path targets do.
-        @usableFromInline
+        /// path targets do. Inlined, so that the entry points' usual options (a literal) make
+        /// `.property` without a call.
+        @inlinable @inline(__always)
         static func key(_ key: TypedKey, options: ObservationOptions) -> Target {
-            options.contains(.endpointChanges) ? .paths([ObservedPath(step: .key(key))]) : .property
+            options.contains(.endpointChanges) ? endpoint(key) : .property
+        }
+
+        /// `.endpointChanges`' target: a one-step path.
+        @usableFromInline
+        static func endpoint(_ key: TypedKey) -> Target {
+            .paths([ObservedPath(step: .key(key))])
         }
 
         /// Several typed key paths of the root.
@@ -202,6 +209,13 @@ class Subscription: @unchecked Sendable {  // see the rules above
     /// Attaches a `.property` target's edge through `key`. Returns false (and ends) when the key
     /// path does not name an `@Observed` property of the root.
     final func start(root: ObservableModelBase, key: TypedKey) -> Bool {
+        startInline(root: root, key: key)
+    }
+
+    /// `start(root:key:)`, inlined where a token is made (`ObservableModelBase._start`): one
+    /// call fewer per token.
+    @inline(__always)
+    final func startInline(root: ObservableModelBase, key: TypedKey) -> Bool {
         var hooks = ObservationStateHooks()
         // Known key path (the usual case): resolved and attached under one lock.
         var attached = rootRegistry.attach(self, keyPath: key.keyPath, hooks: &hooks)

@@ -93,21 +93,31 @@ struct PropertyTable: Sendable {
             var synthetic: [SyntheticEntry] = []
             // `classType` (raw value 1): `_EachFieldOptions.classType` is a mutable static, which
             // Swift 6 rejects. Fields of superclasses come first.
+            let baseEnd = PropertyTable.baseFieldsEnd
             _ = _forEachField(of: type, options: _EachFieldOptions(rawValue: 1)) { name, offset, fieldType, _ in
+                // Only structs can be storages; `ObservableModelBase`'s own fields (atomics) never
+                // are. Skipped before the casts: each `as? any …Type` of a type not asked about
+                // before scans every protocol conformance of the process: ≈ 420,000 instructions
+                // for the base class's three fields and an `Int` (a class's first token paid them).
+                guard offset >= baseEnd, PropertyTable.kind(of: fieldType) == PropertyTable.structKind else {
+                    return true
+                }
                 let label = String(cString: name)
+                // `@Observed` first, the usual storage (no type is both).
+                if let storageType = fieldType as? any ObservedLayout.Type {
+                    guard label.hasPrefix("_") else { return true }
+                    entries.append(
+                        Entry(
+                            name: String(label.dropFirst()), offset: offset,
+                            serialOffset: offset + storageType.serialOffset, storageType: storageType,
+                            mayHoldModel: PropertyTable.modelType(in: storageType.valueType) != nil
+                                || PropertyTable.mayHoldModel(storageType.valueType)))
+                    return true
+                }
                 if let storageType = fieldType as? any SyntheticLayout.Type {
                     let name = label.hasPrefix("_") ? String(label.dropFirst()) : label
                     synthetic.append(SyntheticEntry(name: name, offset: offset, storageType: storageType))
-                    return true
                 }
-                guard let storageType = fieldType as? any ObservedLayout.Type else { return true }
-                guard label.hasPrefix("_") else { return true }
-                entries.append(
-                    Entry(
-                        name: String(label.dropFirst()), offset: offset,
-                        serialOffset: offset + storageType.serialOffset, storageType: storageType,
-                        mayHoldModel: PropertyTable.modelType(in: storageType.valueType) != nil
-                            || PropertyTable.mayHoldModel(storageType.valueType)))
                 return true
             }
             self.entries = entries
@@ -328,26 +338,54 @@ extension PropertyTable {
 
     /// `type` without any `Optional` around it.
     static func unwrapped(_ type: Any.Type) -> Any.Type {
-        if let optional = type as? any _OptionalType.Type { return unwrapped(optional.wrappedType) }
+        if let optional = optionalType(type) { return unwrapped(optional.wrappedType) }
         return type
     }
 
     /// The `ObservableModel` subclass a value of `type` holds, looking through `Optional`.
     static func modelType(in type: Any.Type) -> ObservableModelBase.Type? {
         if let model = type as? ObservableModelBase.Type { return model }
-        if let optional = type as? any _OptionalType.Type { return modelType(in: optional.wrappedType) }
+        if let optional = optionalType(type) { return modelType(in: optional.wrappedType) }
         return nil
     }
 
     /// Whether a value of `type` might still be a model at run time (existentials).
     static func mayHoldModel(_ type: Any.Type) -> Bool {
-        if let optional = type as? any _OptionalType.Type { return mayHoldModel(optional.wrappedType) }
+        if let optional = optionalType(type) { return mayHoldModel(optional.wrappedType) }
         // Swift has no API to ask whether a metatype is an existential (`Any`, `AnyObject`, a
-        // protocol). The first word of type metadata is its kind, part of the stable ABI on
-        // every platform; 0x303 is `MetadataKind.Existential`.
-        let kind = unsafeBitCast(type, to: UnsafeRawPointer.self).load(as: UInt.self)
-        return kind == 0x303
+        // protocol).
+        return kind(of: type) == 0x303  // `MetadataKind.Existential`
     }
+
+    /// `type` as an `Optional`, whose wrapped type can be asked; nil for any other type.
+    /// The cast runs only for an `Optional`'s metadata: a cast of a type not asked about
+    /// before scans every protocol conformance of the process, and fails for all others.
+    private static func optionalType(_ type: Any.Type) -> (any _OptionalType.Type)? {
+        guard kind(of: type) == optionalKind else { return nil }
+        return type as? any _OptionalType.Type
+    }
+
+    /// The kind of `type`'s metadata: its first word, part of the stable ABI on every
+    /// platform (`MetadataKind`; never signed, unlike the pointers after it).
+    static func kind(of type: Any.Type) -> UInt {
+        unsafeBitCast(type, to: UnsafeRawPointer.self).load(as: UInt.self)
+    }
+
+    /// `MetadataKind.Struct`: `Observed`, `Computed`, `Lazy` and `Hybrid` are structs.
+    static var structKind: UInt { 0x200 }
+    /// `MetadataKind.Optional`.
+    static var optionalKind: UInt { 0x202 }
+
+    /// Where the fields of `ObservableModelBase` itself end: the fields of a model class from
+    /// there on are its own (or its model superclasses'), which come after the base's.
+    static let baseFieldsEnd: Int = {
+        var end = 0
+        _ = _forEachField(of: ObservableModelBase.self, options: _EachFieldOptions(rawValue: 1)) { _, offset, _, _ in
+            end = max(end, offset + 1)
+            return true
+        }
+        return end
+    }()
 }
 
 /// Lets reflection see the wrapped type of an `Optional` metatype.
