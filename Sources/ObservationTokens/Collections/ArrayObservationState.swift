@@ -110,7 +110,11 @@ final class ArrayObservation: Locked<ArrayObservationState>, ChangeLogHolder, @u
             for (index, serial) in indexSerials { owner.collectionDidChange(serial: serial) { oldElement(index) } }
         }
         if let cells {
-            for cell in cells { cell.collectionDidChange(serial: cell.serial) { oldElement(cell.index) } }
+            // The old value's closure captures the index, not the cell (one retain fewer each).
+            for cell in cells {
+                let index = cell.index
+                cell.collectionDidChange(serial: cell.serial) { oldElement(index) }
+            }
         }
         for cell in departed { cell.departAndEndFollowers() }
     }
