@@ -1023,14 +1023,34 @@ struct SeenVersions {
         guard old != version else { return (old, false) }
         bySlot[slot] = version
         guard counted else { return (old, false) }
+        // One scan for both (usually one holder: this member, which moves on).
+        var oldIndex = -1
+        var newIndex = -1
+        for index in holders.indices {
+            if holders[index].version == old {
+                oldIndex = index
+            } else if holders[index].version == version {
+                newIndex = index
+            }
+        }
         if version != 0 {
-            if let index = holders.firstIndex(where: { $0.version == version }) {
-                holders[index].count += 1
+            if newIndex >= 0 {
+                holders[newIndex].count += 1
+            } else if oldIndex >= 0, holders[oldIndex].count == 1 {
+                // The old version's last holder moves to a version nobody holds: the entry is
+                // reused in place (nothing appended, nothing removed).
+                holders[oldIndex] = (version, 1)
+                return (old, true)
             } else {
                 holders.append((version, 1))
             }
         }
-        return (old, release(old))
+        // (`old` is never 0 in `holders`; `oldIndex` stays valid after an append.)
+        guard oldIndex >= 0 else { return (old, false) }
+        holders[oldIndex].count -= 1
+        guard holders[oldIndex].count == 0 else { return (old, false) }
+        holders.remove(at: oldIndex)
+        return (old, true)
     }
 
     /// Forgets what the member at `slot` saw (it detached, or is new); returns a version that

@@ -24,6 +24,9 @@ struct ComputedBookkeeping {
     var stores: UInt64 = 0
     /// The subscription on the dependencies, created by the first computation.
     var dependencies: SyntheticDependencies?
+    /// `dependencies`, unretained: a trivial copy, through which a computation's start calls
+    /// it without a retain and a release (the state keeps it for its whole life).
+    var unretainedDependencies: Unmanaged<SyntheticDependencies>?
     /// The owner's registry, known from the first computation (the registry never retains its
     /// owner; `weakOwner` gives it back while it lives).
     var registry: Registry?
@@ -302,9 +305,15 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedBoo
         }
         // Created for `@Lazy` too: an object it was loaded from may deinitialize. Borrowed
         // where it is kept (a copy of the reference would retain and release it).
-        if book.dependencies == nil { book.dependencies = SyntheticDependencies(owner: owner, state: self) }
-        book.dependencies.unsafelyUnwrapped.clearStale()
-        start.dependencies = book.dependencies
+        if book.dependencies == nil {
+            let dependencies = SyntheticDependencies(owner: owner, state: self)
+            book.dependencies = dependencies
+            book.unretainedDependencies = Unmanaged.passUnretained(dependencies)
+        }
+        // Through the unretained copy: a call on the stored reference retained and released it.
+        let dependencies = book.unretainedDependencies.unsafelyUnwrapped
+        dependencies._withUnsafeGuaranteedRef { $0.clearStale() }
+        start.dependencies = dependencies.takeUnretainedValue()
         return start
     }
 
