@@ -136,7 +136,7 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
         let (wasEmpty, slot) = state.properties.withEntry(at: index) { property in
             (property.members.isEmpty, property.members.insert(subscription, flag: isLeaf))
         }
-        clearSettled()
+        clearSettled(&state)
         if Self.keepsSeenVersions(serial) { seenEdgeAttached(subscription, serial: serial, slot: slot, &state) }
         if wasEmpty {
             // The owner is alive: we hold the lock and it is not dead (see `owner`).
@@ -164,7 +164,7 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
                 property.members.remove(at: slot)
                 return (property.members.count < before, property.members.isEmpty)
             }
-            clearSettled()
+            clearSettled(&state)
             guard removed else { return false }
             if isEmpty { lastMemberLeft(&state) }
             // An entry left empty stays, with its (small) table, for the property's next observer.
@@ -510,17 +510,17 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
                         if subscription.isPlain { return subscription.markPending() ? .enqueue : .settled }
                         // A computed value invalid already, with no computation running.
                         if !subscription.comparesComputedValues, isLeaf, subscription.isStillStale() {
-                            return .stale
+                            return subscription.rootRegistry === self ? .staleHere : .stale
                         }
                         return isLeaf && !subscription.isImmediate && subscription.isStillPending()
                             && !subscription.needsOldValue ? .settled : .slowPath
                     }
                     switch route {
-                    case .settled: return
+                    case .settled, .staleHere: return
                     case .stale:
-                        // Skipped, but never settled: the value's next computation clears
-                        // the stale bit under its own lock, without this registry, and the
-                        // set after it must invalidate again (a settled mark would skip it).
+                        // Skipped, but never settled: the value (of another object) clears the
+                        // stale bit as it starts computing, and breaks only its own object's
+                        // marks (`breakSettledMarks`); the set after it must invalidate again.
                         settles = false
                         return
                     case .enqueue:
@@ -668,8 +668,10 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
     private enum Route {
         /// Pending already, with nothing more to tell until its delivery.
         case settled
-        /// A computed value's dependency, invalid already with no computation running.
-        case stale
+        /// A computed value's dependency, invalid already with no computation running: of
+        /// another object (`stale`), or of this registry's owner (`staleHere`, which may be
+        /// settled: its computation breaks the mark, see `SettledMark`).
+        case stale, staleHere
         case enqueue, slowPath
     }
 
@@ -862,6 +864,10 @@ struct RegistryState {
     /// The drain epoch of the queue that settled marks are made for (`SettledMark`): the first
     /// member's queue when a set first could mark. Set once.
     var settledEpoch: DrainEpoch?
+    /// The settled marks' bits (`SettledMark.bit`) whose conditions on members were found to
+    /// hold (`Registry.markSettled`) since members last changed; non-zero only while
+    /// `Registry.settledMark` is, so that `clearSettled` tests one word.
+    var settledChecked: UInt64 = 0
     var isDead = false
     /// Whether a path walk has read the owner's properties (see `readForPath`).
     var isReadByPaths = false

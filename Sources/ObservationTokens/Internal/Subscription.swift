@@ -391,9 +391,13 @@ class Subscription: @unchecked Sendable {  // see the rules above
     }
 
     /// A computation of the computed property starts (under the computed state's lock).
-    final func clearStale() {
-        guard flags.load(ordering: .relaxed) & Flag.stale != 0 else { return }
+    /// Returns whether the bit was set: a set may have marked its property settled on the
+    /// strength of it (`SettledMark`), which the caller then breaks before reading.
+    @discardableResult
+    final func clearStale() -> Bool {
+        guard flags.load(ordering: .relaxed) & Flag.stale != 0 else { return false }
         flags.bitwiseAnd(~Flag.stale, ordering: .acquiringAndReleasing)
+        return true
     }
 
     /// Whether a change of a dependency has nothing to invalidate (`markStale`). A

@@ -45,6 +45,9 @@ struct ComputedBookkeeping {
 private struct ComputeStart {
     var generation: UInt64
     var isFirst = false
+    /// The dependencies were stale (`Subscription.clearStale`): the computation breaks the
+    /// owner's settled marks before it reads (`Registry.breakSettledMarks`).
+    var wasStale = false
     /// The state's reused tracking buffer, unless another computation has it.
     var scratch: UnsafeMutablePointer<TrackingScratch>?
     /// The frame memory that goes with `scratch`.
@@ -312,7 +315,7 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedBoo
         }
         // Through the unretained copy: a call on the stored reference retained and released it.
         let dependencies = book.unretainedDependencies.unsafelyUnwrapped
-        dependencies._withUnsafeGuaranteedRef { $0.clearStale() }
+        start.wasStale = dependencies._withUnsafeGuaranteedRef { $0.clearStale() }
         start.dependencies = dependencies.takeUnretainedValue()
         return start
     }
@@ -339,6 +342,9 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedBoo
         let generation = start.generation
         // Unowned: the state keeps it (see `ComputeStart`); a strong copy would retain it.
         unowned(unsafe) let dependencies = start.dependencies.unsafelyUnwrapped
+        // Before anything is read: a further set of a dependency may skip (`SettledMark`) only
+        // while the value is stale.
+        if start.wasStale { _ = owner.withExistingRegistry { $0.breakSettledMarks() } }
         if start.isFirst { owner.registry.registerComputed(self) }
         // Another thread computing this value has the reused buffer: one of this computation's own.
         let ownsScratch = start.scratch != nil
@@ -673,16 +679,18 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedBoo
     /// invalidated, and tokens compare it with what they saw when they are delivered.
     func set(_ value: Value, owner: Model) {
         var isFirst = false
+        var wasStale = false
         let generation = withLock { book -> UInt64 in
             book.generation &+= 1
             book.computing += 1  // `store` counts it out
-            book.dependencies?.clearStale()
+            wasStale = book.dependencies?.clearStale() ?? false
             if book.registry == nil {
                 book.registry = owner.registry
                 isFirst = true
             }
             return book.generation
         }
+        if wasStale { _ = owner.withExistingRegistry { $0.breakSettledMarks() } }
         if isFirst { owner.registry.registerComputed(self) }
         _ = store(value, generation: generation, owner: owner)
         owner._computedDidChange(invalidationSerial: invalidationSerial, serial: serial, inDeinit: false)
@@ -690,13 +698,15 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedBoo
 
     /// Marks the cached value valid, if there is one.
     func forceValid() {
-        withLock { book in
-            if book.hasValue {
-                book.isValid = true
-                book.dependencies?.clearStale()
-                publish(storage.pointee)
-            }
+        let staleRegistry = withLock { book -> Registry? in
+            guard book.hasValue else { return nil }
+            book.isValid = true
+            let wasStale = book.dependencies?.clearStale() ?? false
+            publish(storage.pointee)
+            return wasStale ? book.registry : nil
         }
+        // Valid again: a further set of a dependency must invalidate it (see `recompute`).
+        staleRegistry?.breakSettledMarks()
     }
 
     /// Tests: how many earlier values are kept.
