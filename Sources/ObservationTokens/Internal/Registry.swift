@@ -334,22 +334,27 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
         }
         guard !members.isEmpty else { return }
         defer { for member in members { member.subscription.release() } }
+        // Borrowed in the loops (the list's retains keep them): a strong copy retained and
+        // released each once per loop.
         // Other computed properties' dependencies (declared on `*`) first: they invalidate.
         for member in members {
-            let subscription = member.subscription.takeUnretainedValue()
-            if !subscription.comparesComputedValues { subscription.propertyDidChange(changedObject: owner) { () } }
+            member.subscription._withUnsafeGuaranteedRef { subscription in
+                if !subscription.comparesComputedValues { subscription.propertyDidChange(changedObject: owner) { () } }
+            }
         }
         var pending: [Subscription] = []
         for member in members {
-            let subscription = member.subscription.takeUnretainedValue()
-            guard subscription.comparesComputedValues else { continue }
-            if subscription.isImmediate, !inDeinit {
-                // After the set that invalidated the value has told everyone else, if inside one.
-                if !ImmediateChecks.holdBack(subscription) { subscription.deliverComputedChangeNow() }
-                continue
+            let queues = member.subscription._withUnsafeGuaranteedRef { subscription -> Bool in
+                guard subscription.comparesComputedValues else { return false }
+                if subscription.isImmediate, !inDeinit {
+                    // After the set that invalidated the value has told everyone else, if inside one.
+                    if !ImmediateChecks.holdBack(subscription) { subscription.deliverComputedChangeNow() }
+                    return false
+                }
+                if !member.isLeaf { subscription.markNeedsWalk() }
+                return subscription.markCheck()
             }
-            if !member.isLeaf { subscription.markNeedsWalk() }
-            if subscription.markCheck() { pending.append(subscription) }
+            if queues { pending.append(member.subscription.takeUnretainedValue()) }
         }
         if !pending.isEmpty { CoalescingQueue.enqueue(pending, changedObject: owner) }
     }

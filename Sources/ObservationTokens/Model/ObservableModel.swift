@@ -298,14 +298,16 @@ open class ObservableModelBase {
         // token's callback below reads final values.
         if observed & Registry.serialBit(invalidationSerial) != 0 {
             for member in registry._withUnsafeGuaranteedRef({ $0.members(of: invalidationSerial) }) {
-                defer { member.release() }
-                let dependant = member.takeUnretainedValue()
-                if dependant.comparesComputedValues {
-                    dependant.propertyDidChange(changedObject: self) { () }
-                } else {
-                    // Only a computed property's dependencies don't compare computed values.
-                    unsafeDowncast(dependant, to: SyntheticDependencies.self).dependencyChanged(changedObject: self)
+                // Borrowed: the list's retain keeps it until the release below.
+                member._withUnsafeGuaranteedRef { dependant in
+                    if dependant.comparesComputedValues {
+                        dependant.propertyDidChange(changedObject: self) { () }
+                    } else {
+                        // Only a computed property's dependencies don't compare computed values.
+                        unsafeDowncast(dependant, to: SyntheticDependencies.self).dependencyChanged(changedObject: self)
+                    }
                 }
+                member.release()
             }
         }
         if observed & (Registry.serialBit(serial) | Registry.serialBit(PathStep.wildcardSerial)) != 0 {
