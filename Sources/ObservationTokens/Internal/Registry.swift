@@ -592,8 +592,11 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
         case nil:
             return nil
         case .one(let lone, let isLeaf):
-            return Self.work(
-                CollectionOfOne((lone.takeRetainedValue(), isLeaf)), owner: owner, serial: serial, oldValue: oldValue)
+            let subscription = lone.takeRetainedValue()
+            // A lone `.immediate` leaf (a computed value's dependencies, usually): `work` would
+            // walk and queue nothing (its stamp only tells apart several), and hand it back.
+            if isLeaf, subscription.isImmediate { return .one(subscription) }
+            return Self.work(CollectionOfOne((subscription, isLeaf)), owner: owner, serial: serial, oldValue: oldValue)
         case .many(let list):
             return Self.work(list, owner: owner, serial: serial, oldValue: oldValue)
         }
