@@ -414,8 +414,7 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedBoo
         if ownsScratch, let wordKind {
             while !buffer.pointee.accesses.isEmpty { buffer.pointee.accesses.removeLast() }
             let keepsHistory = owner.observedBits.load(ordering: .relaxed) & Registry.serialBit(serial) != 0
-            var bits: UInt64 = 0
-            withUnsafeBytes(of: value) { bits = wordKind.bits(at: $0.baseAddress.unsafelyUnwrapped) }
+            let bits = wordKind.bits(of: value)
             if let stored = storeWordInPlace(
                 bits, kind: wordKind, generation: generation, keepsHistory: keepsHistory, releasingScratch: true)
             {
@@ -740,6 +739,17 @@ enum WordKind {
         case .int: UInt64(UInt(bitPattern: pointer.load(as: Int.self)))
         case .bool: pointer.load(as: Bool.self) ? 1 : 0
         case .double: pointer.load(as: Double.self).bitPattern
+        }
+    }
+
+    /// The bits of `value`, a value of the kind's type, without a call through its metadata
+    /// (`withUnsafeBytes(of:)` was one in unspecialized code).
+    @inline(__always)
+    func bits<Value>(of value: Value) -> UInt64 {
+        switch self {
+        case .int: UInt64(UInt(bitPattern: unsafeBitCast(value, to: Int.self)))
+        case .bool: unsafeBitCast(value, to: Bool.self) ? 1 : 0
+        case .double: unsafeBitCast(value, to: Double.self).bitPattern
         }
     }
 
