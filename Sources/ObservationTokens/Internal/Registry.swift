@@ -464,12 +464,19 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
     /// never come here.
     @inline(never)
     private static func enqueue(lone: Unmanaged<Subscription>, owner: ObservableModelBase, oldValue: () -> Any) {
-        let subscription = lone.takeRetainedValue()
-        subscription.recordOldValue(oldValue)
-        guard subscription.markPendingForChange() else { return }
-        // A root that is gone is deinitializing; its deinit ends the subscription.
-        guard let root = subscription.isRoot(owner) ? owner : subscription.root else { return }
-        subscription.queue.enqueue(subscription, retaining: root)
+        // Borrowed under the retain the set made under the lock, which passes to the queue's
+        // item (as a first plain subscription's does) or is given back.
+        let root = lone._withUnsafeGuaranteedRef { subscription -> ObservableModelBase? in
+            subscription.recordOldValue(oldValue)
+            guard subscription.markPendingForChange() else { return nil }
+            // A root that is gone is deinitializing; its deinit ends the subscription.
+            return subscription.isRoot(owner) ? owner : subscription.root
+        }
+        guard let root else {
+            lone.release()
+            return
+        }
+        CoalescingQueue.enqueue(retained: lone, retaining: root)
     }
 
     /// The slow path of a setter: tell every subscription on `serial` (and on `*`).
