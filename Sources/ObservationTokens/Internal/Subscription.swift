@@ -719,12 +719,19 @@ class Subscription: @unchecked Sendable {  // see the rules above
         }
         var changed = false
         for edge in edges {
-            let registry = edge.registry.takeUnretainedValue()
-            let owner = registry === rootRegistry ? root : registry.weakOwner
-            guard let owner else { continue }
-            let edgeChanged = registry.syncSeen(
-                owner: owner, serial: edge.serial, slot: edge.slot, oldValue: &oldValue,
-                wantsOldValue: wantsOldValue && !changed)
+            // Borrowed (the list's retain keeps it), and the root as the caller keeps it: strong
+            // copies retained and released each once per edge.
+            let edgeChanged = edge.registry._withUnsafeGuaranteedRef { registry -> Bool in
+                if registry === rootRegistry {
+                    return registry.syncSeen(
+                        owner: root, serial: edge.serial, slot: edge.slot, oldValue: &oldValue,
+                        wantsOldValue: wantsOldValue && !changed)
+                }
+                guard let owner = registry.weakOwner else { return false }
+                return registry.syncSeen(
+                    owner: owner, serial: edge.serial, slot: edge.slot, oldValue: &oldValue,
+                    wantsOldValue: wantsOldValue && !changed)
+            }
             changed = changed || edgeChanged
         }
         for edge in edges { edge.registry.release() }
