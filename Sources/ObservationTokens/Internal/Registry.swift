@@ -136,7 +136,7 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
         let (wasEmpty, slot) = state.properties.withEntry(at: index) { property in
             (property.members.isEmpty, property.members.insert(subscription, flag: isLeaf))
         }
-        clearSettled()
+        clearSettled(&state)
         if Self.keepsSeenVersions(serial) { seenEdgeAttached(subscription, serial: serial, slot: slot, &state) }
         if wasEmpty {
             // The owner is alive: we hold the lock and it is not dead (see `owner`).
@@ -164,7 +164,7 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
                 property.members.remove(at: slot)
                 return (property.members.count < before, property.members.isEmpty)
             }
-            clearSettled()
+            clearSettled(&state)
             guard removed else { return false }
             if isEmpty { lastMemberLeft(&state) }
             // An entry left empty stays, with its (small) table, for the property's next observer.
@@ -334,22 +334,27 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
         }
         guard !members.isEmpty else { return }
         defer { for member in members { member.subscription.release() } }
+        // Borrowed in the loops (the list's retains keep them): a strong copy retained and
+        // released each once per loop.
         // Other computed properties' dependencies (declared on `*`) first: they invalidate.
         for member in members {
-            let subscription = member.subscription.takeUnretainedValue()
-            if !subscription.comparesComputedValues { subscription.propertyDidChange(changedObject: owner) { () } }
+            member.subscription._withUnsafeGuaranteedRef { subscription in
+                if !subscription.comparesComputedValues { subscription.propertyDidChange(changedObject: owner) { () } }
+            }
         }
         var pending: [Subscription] = []
         for member in members {
-            let subscription = member.subscription.takeUnretainedValue()
-            guard subscription.comparesComputedValues else { continue }
-            if subscription.isImmediate, !inDeinit {
-                // After the set that invalidated the value has told everyone else, if inside one.
-                if !ImmediateChecks.holdBack(subscription) { subscription.deliverComputedChangeNow() }
-                continue
+            let queues = member.subscription._withUnsafeGuaranteedRef { subscription -> Bool in
+                guard subscription.comparesComputedValues else { return false }
+                if subscription.isImmediate, !inDeinit {
+                    // After the set that invalidated the value has told everyone else, if inside one.
+                    if !ImmediateChecks.holdBack(subscription) { subscription.deliverComputedChangeNow() }
+                    return false
+                }
+                if !member.isLeaf { subscription.markNeedsWalk() }
+                return subscription.markCheck()
             }
-            if !member.isLeaf { subscription.markNeedsWalk() }
-            if subscription.markCheck() { pending.append(subscription) }
+            if queues { pending.append(member.subscription.takeUnretainedValue()) }
         }
         if !pending.isEmpty { CoalescingQueue.enqueue(pending, changedObject: owner) }
     }
@@ -459,12 +464,19 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
     /// never come here.
     @inline(never)
     private static func enqueue(lone: Unmanaged<Subscription>, owner: ObservableModelBase, oldValue: () -> Any) {
-        let subscription = lone.takeRetainedValue()
-        subscription.recordOldValue(oldValue)
-        guard subscription.markPendingForChange() else { return }
-        // A root that is gone is deinitializing; its deinit ends the subscription.
-        guard let root = subscription.isRoot(owner) ? owner : subscription.root else { return }
-        subscription.queue.enqueue(subscription, retaining: root)
+        // Borrowed under the retain the set made under the lock, which passes to the queue's
+        // item (as a first plain subscription's does) or is given back.
+        let root = lone._withUnsafeGuaranteedRef { subscription -> ObservableModelBase? in
+            subscription.recordOldValue(oldValue)
+            guard subscription.markPendingForChange() else { return nil }
+            // A root that is gone is deinitializing; its deinit ends the subscription.
+            return subscription.isRoot(owner) ? owner : subscription.root
+        }
+        guard let root else {
+            lone.release()
+            return
+        }
+        CoalescingQueue.enqueue(retained: lone, retaining: root)
     }
 
     /// The slow path of a setter: tell every subscription on `serial` (and on `*`).
@@ -510,17 +522,17 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
                         if subscription.isPlain { return subscription.markPending() ? .enqueue : .settled }
                         // A computed value invalid already, with no computation running.
                         if !subscription.comparesComputedValues, isLeaf, subscription.isStillStale() {
-                            return .stale
+                            return subscription.rootRegistry === self ? .staleHere : .stale
                         }
                         return isLeaf && !subscription.isImmediate && subscription.isStillPending()
                             && !subscription.needsOldValue ? .settled : .slowPath
                     }
                     switch route {
-                    case .settled: return
+                    case .settled, .staleHere: return
                     case .stale:
-                        // Skipped, but never settled: the value's next computation clears
-                        // the stale bit under its own lock, without this registry, and the
-                        // set after it must invalidate again (a settled mark would skip it).
+                        // Skipped, but never settled: the value (of another object) clears the
+                        // stale bit as it starts computing, and breaks only its own object's
+                        // marks (`breakSettledMarks`); the set after it must invalidate again.
                         settles = false
                         return
                     case .enqueue:
@@ -587,8 +599,11 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
         case nil:
             return nil
         case .one(let lone, let isLeaf):
-            return Self.work(
-                CollectionOfOne((lone.takeRetainedValue(), isLeaf)), owner: owner, serial: serial, oldValue: oldValue)
+            let subscription = lone.takeRetainedValue()
+            // A lone `.immediate` leaf (a computed value's dependencies, usually): `work` would
+            // walk and queue nothing (its stamp only tells apart several), and hand it back.
+            if isLeaf, subscription.isImmediate { return .one(subscription) }
+            return Self.work(CollectionOfOne((subscription, isLeaf)), owner: owner, serial: serial, oldValue: oldValue)
         case .many(let list):
             return Self.work(list, owner: owner, serial: serial, oldValue: oldValue)
         }
@@ -668,8 +683,10 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
     private enum Route {
         /// Pending already, with nothing more to tell until its delivery.
         case settled
-        /// A computed value's dependency, invalid already with no computation running.
-        case stale
+        /// A computed value's dependency, invalid already with no computation running: of
+        /// another object (`stale`), or of this registry's owner (`staleHere`, which may be
+        /// settled: its computation breaks the mark, see `SettledMark`).
+        case stale, staleHere
         case enqueue, slowPath
     }
 
@@ -862,6 +879,10 @@ struct RegistryState {
     /// The drain epoch of the queue that settled marks are made for (`SettledMark`): the first
     /// member's queue when a set first could mark. Set once.
     var settledEpoch: DrainEpoch?
+    /// The settled marks' bits (`SettledMark.bit`) whose conditions on members were found to
+    /// hold (`Registry.markSettled`) since members last changed; non-zero only while
+    /// `Registry.settledMark` is, so that `clearSettled` tests one word.
+    var settledChecked: UInt64 = 0
     var isDead = false
     /// Whether a path walk has read the owner's properties (see `readForPath`).
     var isReadByPaths = false
@@ -1023,14 +1044,34 @@ struct SeenVersions {
         guard old != version else { return (old, false) }
         bySlot[slot] = version
         guard counted else { return (old, false) }
+        // One scan for both (usually one holder: this member, which moves on).
+        var oldIndex = -1
+        var newIndex = -1
+        for index in holders.indices {
+            if holders[index].version == old {
+                oldIndex = index
+            } else if holders[index].version == version {
+                newIndex = index
+            }
+        }
         if version != 0 {
-            if let index = holders.firstIndex(where: { $0.version == version }) {
-                holders[index].count += 1
+            if newIndex >= 0 {
+                holders[newIndex].count += 1
+            } else if oldIndex >= 0, holders[oldIndex].count == 1 {
+                // The old version's last holder moves to a version nobody holds: the entry is
+                // reused in place (nothing appended, nothing removed).
+                holders[oldIndex] = (version, 1)
+                return (old, true)
             } else {
                 holders.append((version, 1))
             }
         }
-        return (old, release(old))
+        // (`old` is never 0 in `holders`; `oldIndex` stays valid after an append.)
+        guard oldIndex >= 0 else { return (old, false) }
+        holders[oldIndex].count -= 1
+        guard holders[oldIndex].count == 0 else { return (old, false) }
+        holders.remove(at: oldIndex)
+        return (old, true)
     }
 
     /// Forgets what the member at `slot` saw (it detached, or is new); returns a version that

@@ -106,12 +106,17 @@ extension Registry {
         let epochBits = settledEpochBits.load(ordering: .relaxed)
         guard let epochPointer = UnsafeRawPointer(bitPattern: epochBits) else {
             // The first mark: this registry's queue is its first member's.
+            // (Not a computed value's dependencies: they are never queued.)
             var found: DrainEpoch?
             state.properties.forEachEntry { property in
-                guard found == nil, property.serial == serial || property.serial == PathStep.wildcardSerial,
-                    let (first, _) = property.members.firstElement
-                else { return }
-                found = first._withUnsafeGuaranteedRef { $0.queue.drainEpoch }
+                guard found == nil, property.serial == serial || property.serial == PathStep.wildcardSerial else {
+                    return
+                }
+                property.members.forEachUnretained { member, _ in
+                    if found == nil, member._withUnsafeGuaranteedRef({ $0.comparesComputedValues }) {
+                        found = member._withUnsafeGuaranteedRef { $0.queue.drainEpoch }
+                    }
+                }
             }
             if let cell = found {
                 state.settledEpoch = cell
@@ -122,6 +127,30 @@ extension Registry {
         }
         guard epochBefore & 1 == 0 else { return }
         let bit = SettledMark.bit(serial)
+        // What depends on the members only (one queue, no other observed property on the bit)
+        // is checked once per property between changes of members, which clear
+        // `settledChecked`; then a mark per tick is a load and a store.
+        if state.settledChecked & bit == 0 {
+            guard Self.marksSettle(serial: serial, bit: bit, epochBits: epochBits, state) else { return }
+        }
+        let epochNow = Unmanaged<DrainEpoch>.fromOpaque(epochPointer)._withUnsafeGuaranteedRef {
+            $0.value.load(ordering: .sequentiallyConsistent)
+        }
+        guard epochNow == epochBefore else { return }
+        let current = settledMark.load(ordering: .relaxed)
+        let bits = SettledMark.epoch(of: current) == epochBefore ? current & SettledMark.propertyMask : 0
+        settledMark.store(SettledMark.word(epoch: epochBefore, bits: bits | bit), ordering: .releasing)
+        // Only with a mark stored: the word is non-zero while any bit is checked, so
+        // `clearSettled` clears both behind its one load.
+        state.settledChecked |= bit
+    }
+
+    /// Whether the members of `serial` and `*` are all on the queue of `epochBits` (computed
+    /// values' dependencies aside), and no other observed property shares the mark's `bit`.
+    /// Under the lock.
+    private static func marksSettle(
+        serial: UInt64, bit: UInt64, epochBits: UInt, _ state: borrowing RegistryState
+    ) -> Bool {
         var onOneQueue = true
         var sharesBit = false
         // Borrowed in place (a copy of an entry retains its members' table).
@@ -129,9 +158,13 @@ extension Registry {
             guard !sharesBit, !property.members.isEmpty else { return }
             if property.serial == serial || property.serial == PathStep.wildcardSerial {
                 property.members.forEachUnretained { member, _ in
+                    // A computed value's dependency here is stale (or the scan would not
+                    // settle) and has no queue: its computation breaks the mark.
                     if onOneQueue,
-                        member._withUnsafeGuaranteedRef({ UInt(bitPattern: ObjectIdentifier($0.queue.drainEpoch)) })
-                            != epochBits
+                        member._withUnsafeGuaranteedRef({
+                            $0.comparesComputedValues
+                                && UInt(bitPattern: ObjectIdentifier($0.queue.drainEpoch)) != epochBits
+                        })
                     {
                         onOneQueue = false
                     }
@@ -140,20 +173,51 @@ extension Registry {
                 sharesBit = true  // another observed property shares the bit
             }
         }
-        if sharesBit { return }
-        let epochNow = Unmanaged<DrainEpoch>.fromOpaque(epochPointer)._withUnsafeGuaranteedRef {
-            $0.value.load(ordering: .sequentiallyConsistent)
+        return onOneQueue && !sharesBit
+    }
+
+    /// A computed value of this registry's owner whose dependencies were stale starts
+    /// computing (or is made valid): a set may have marked a property settled while they were
+    /// (a stale dependency has nothing to invalidate, `Registry.Route.staleHere`), and the set
+    /// after this must invalidate again. Called after the stale bit is cleared and before the
+    /// computation reads anything; lock-free: two loads inside a drain (an odd epoch), one
+    /// read-modify-write outside one.
+    ///
+    /// Why that is enough (threads):
+    /// - A mark counts a stale dependency only if the scan's read-modify-write of its flags
+    ///   (`isStillStale`) saw the bit, so before the clear (`clearStale`, a read-modify-write of
+    ///   the same word, made under the state's lock, which also ordered the bit's setting): the
+    ///   clear synchronizes with the scan, and this load of `settledEpochBits` sees the epoch
+    ///   object, which is stored before any scan that can mark.
+    /// - Even epoch: the add moves it past the marks' epoch. A further set's compare-and-swap
+    ///   either comes before the add in the epoch's modification order (it succeeded and
+    ///   skipped; the add reads from it, so the computation, which reads after the add, sees the
+    ///   set's store) or after it (it fails; the set takes the lock, and its read-modify-write of
+    ///   the flags, ordered after the clear through the add, finds the bit clear: it
+    ///   invalidates).
+    /// - Odd epoch: a drain runs; every mark was made at an even epoch before its start, so no
+    ///   compare-and-swap succeeds on it any more, and one that succeeded before the start is in
+    ///   the release sequence the drain's read-modify-write continues: this acquiring load
+    ///   (which reads that or a later value) sees the set's store. A mark made after the drain
+    ///   needs the bit set again, by an invalidation after this computation began.
+    /// - The add only ever moves the epoch by two, keeping its parity, so drains are not
+    ///   confused; a spurious move costs marks of other registries on the queue one more scan.
+    func breakSettledMarks() {
+        let epochBits = settledEpochBits.load(ordering: .acquiring)
+        guard let pointer = UnsafeRawPointer(bitPattern: epochBits) else { return }  // never marked
+        Unmanaged<DrainEpoch>.fromOpaque(pointer)._withUnsafeGuaranteedRef { epoch in
+            if epoch.value.load(ordering: .sequentiallyConsistent) & 1 == 0 {
+                epoch.value.wrappingAdd(2, ordering: .sequentiallyConsistent)
+            }
         }
-        guard onOneQueue, epochNow == epochBefore else { return }
-        let current = settledMark.load(ordering: .relaxed)
-        let bits = SettledMark.epoch(of: current) == epochBefore ? current & SettledMark.propertyMask : 0
-        settledMark.store(SettledMark.word(epoch: epochBefore, bits: bits | bit), ordering: .releasing)
     }
 
     /// Members changed: no property is settled any more. Under the lock. Sequentially consistent
     /// (see `skipsSettledSet`); stored only when a mark is there.
     @inline(__always)
-    func clearSettled() {
-        if settledMark.load(ordering: .relaxed) != 0 { settledMark.store(0, ordering: .sequentiallyConsistent) }
+    func clearSettled(_ state: inout RegistryState) {
+        guard settledMark.load(ordering: .relaxed) != 0 else { return }
+        state.settledChecked = 0
+        settledMark.store(0, ordering: .sequentiallyConsistent)
     }
 }

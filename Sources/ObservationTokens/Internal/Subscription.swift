@@ -405,9 +405,13 @@ class Subscription: @unchecked Sendable {  // see the rules above
     }
 
     /// A computation of the computed property starts (under the computed state's lock).
-    final func clearStale() {
-        guard flags.load(ordering: .relaxed) & Flag.stale != 0 else { return }
+    /// Returns whether the bit was set: a set may have marked its property settled on the
+    /// strength of it (`SettledMark`), which the caller then breaks before reading.
+    @discardableResult
+    final func clearStale() -> Bool {
+        guard flags.load(ordering: .relaxed) & Flag.stale != 0 else { return false }
         flags.bitwiseAnd(~Flag.stale, ordering: .acquiringAndReleasing)
+        return true
     }
 
     /// Whether a change of a dependency has nothing to invalidate (`markStale`). A
@@ -729,12 +733,19 @@ class Subscription: @unchecked Sendable {  // see the rules above
         }
         var changed = false
         for edge in edges {
-            let registry = edge.registry.takeUnretainedValue()
-            let owner = registry === rootRegistry ? root : registry.weakOwner
-            guard let owner else { continue }
-            let edgeChanged = registry.syncSeen(
-                owner: owner, serial: edge.serial, slot: edge.slot, oldValue: &oldValue,
-                wantsOldValue: wantsOldValue && !changed)
+            // Borrowed (the list's retain keeps it), and the root as the caller keeps it: strong
+            // copies retained and released each once per edge.
+            let edgeChanged = edge.registry._withUnsafeGuaranteedRef { registry -> Bool in
+                if registry === rootRegistry {
+                    return registry.syncSeen(
+                        owner: root, serial: edge.serial, slot: edge.slot, oldValue: &oldValue,
+                        wantsOldValue: wantsOldValue && !changed)
+                }
+                guard let owner = registry.weakOwner else { return false }
+                return registry.syncSeen(
+                    owner: owner, serial: edge.serial, slot: edge.slot, oldValue: &oldValue,
+                    wantsOldValue: wantsOldValue && !changed)
+            }
             changed = changed || edgeChanged
         }
         for edge in edges { edge.registry.release() }

@@ -288,24 +288,30 @@ open class ObservableModelBase {
     /// at their delivery. Out of line; runs no user code but `.immediate` tokens on the value
     /// (not `inDeinit`).
     final func _computedDidChange(invalidationSerial: UInt64, serial: UInt64, inDeinit: Bool) {
-        guard let registry = existingRegistry else { return }
+        let bits = registryBits.load(ordering: .acquiring)
+        guard bits != 0 else { return }
+        // Borrowed, as in `_propertyDidChange`: `self` keeps the registry alive (a retain and
+        // release of it per level of an invalidation chain).
+        let registry = Unmanaged<Registry>.fromOpaque(UnsafeRawPointer(bitPattern: bits)!)
         let observed = observedBits.load(ordering: .sequentiallyConsistent)
         // The computed values that read this one first (transitively), so that an `.immediate`
         // token's callback below reads final values.
         if observed & Registry.serialBit(invalidationSerial) != 0 {
-            for member in registry.members(of: invalidationSerial) {
-                defer { member.release() }
-                let dependant = member.takeUnretainedValue()
-                if dependant.comparesComputedValues {
-                    dependant.propertyDidChange(changedObject: self) { () }
-                } else {
-                    // Only a computed property's dependencies don't compare computed values.
-                    unsafeDowncast(dependant, to: SyntheticDependencies.self).dependencyChanged(changedObject: self)
+            for member in registry._withUnsafeGuaranteedRef({ $0.members(of: invalidationSerial) }) {
+                // Borrowed: the list's retain keeps it until the release below.
+                member._withUnsafeGuaranteedRef { dependant in
+                    if dependant.comparesComputedValues {
+                        dependant.propertyDidChange(changedObject: self) { () }
+                    } else {
+                        // Only a computed property's dependencies don't compare computed values.
+                        unsafeDowncast(dependant, to: SyntheticDependencies.self).dependencyChanged(changedObject: self)
+                    }
                 }
+                member.release()
             }
         }
         if observed & (Registry.serialBit(serial) | Registry.serialBit(PathStep.wildcardSerial)) != 0 {
-            registry.computedDidChange(owner: self, serial: serial, inDeinit: inDeinit)
+            registry._withUnsafeGuaranteedRef { $0.computedDidChange(owner: self, serial: serial, inDeinit: inDeinit) }
         }
     }
 }

@@ -24,6 +24,9 @@ struct ComputedBookkeeping {
     var stores: UInt64 = 0
     /// The subscription on the dependencies, created by the first computation.
     var dependencies: SyntheticDependencies?
+    /// `dependencies`, unretained: a trivial copy, through which a computation's start calls
+    /// it without a retain and a release (the state keeps it for its whole life).
+    var unretainedDependencies: Unmanaged<SyntheticDependencies>?
     /// The owner's registry, known from the first computation (the registry never retains its
     /// owner; `weakOwner` gives it back while it lives).
     var registry: Registry?
@@ -42,6 +45,9 @@ struct ComputedBookkeeping {
 private struct ComputeStart {
     var generation: UInt64
     var isFirst = false
+    /// The dependencies were stale (`Subscription.clearStale`): the computation breaks the
+    /// owner's settled marks before it reads (`Registry.breakSettledMarks`).
+    var wasStale = false
     /// The state's reused tracking buffer, unless another computation has it.
     var scratch: UnsafeMutablePointer<TrackingScratch>?
     /// The frame memory that goes with `scratch`.
@@ -302,9 +308,15 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedBoo
         }
         // Created for `@Lazy` too: an object it was loaded from may deinitialize. Borrowed
         // where it is kept (a copy of the reference would retain and release it).
-        if book.dependencies == nil { book.dependencies = SyntheticDependencies(owner: owner, state: self) }
-        book.dependencies.unsafelyUnwrapped.clearStale()
-        start.dependencies = book.dependencies
+        if book.dependencies == nil {
+            let dependencies = SyntheticDependencies(owner: owner, state: self)
+            book.dependencies = dependencies
+            book.unretainedDependencies = Unmanaged.passUnretained(dependencies)
+        }
+        // Through the unretained copy: a call on the stored reference retained and released it.
+        let dependencies = book.unretainedDependencies.unsafelyUnwrapped
+        start.wasStale = dependencies._withUnsafeGuaranteedRef { $0.clearStale() }
+        start.dependencies = dependencies.takeUnretainedValue()
         return start
     }
 
@@ -330,6 +342,9 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedBoo
         let generation = start.generation
         // Unowned: the state keeps it (see `ComputeStart`); a strong copy would retain it.
         unowned(unsafe) let dependencies = start.dependencies.unsafelyUnwrapped
+        // Before anything is read: a further set of a dependency may skip (`SettledMark`) only
+        // while the value is stale.
+        if start.wasStale { _ = owner.withExistingRegistry { $0.breakSettledMarks() } }
         if start.isFirst { owner.registry.registerComputed(self) }
         // Another thread computing this value has the reused buffer: one of this computation's own.
         let ownsScratch = start.scratch != nil
@@ -399,8 +414,7 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedBoo
         if ownsScratch, let wordKind {
             while !buffer.pointee.accesses.isEmpty { buffer.pointee.accesses.removeLast() }
             let keepsHistory = owner.observedBits.load(ordering: .relaxed) & Registry.serialBit(serial) != 0
-            var bits: UInt64 = 0
-            withUnsafeBytes(of: value) { bits = wordKind.bits(at: $0.baseAddress.unsafelyUnwrapped) }
+            let bits = wordKind.bits(of: value)
             if let stored = storeWordInPlace(
                 bits, kind: wordKind, generation: generation, keepsHistory: keepsHistory, releasingScratch: true)
             {
@@ -664,16 +678,18 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedBoo
     /// invalidated, and tokens compare it with what they saw when they are delivered.
     func set(_ value: Value, owner: Model) {
         var isFirst = false
+        var wasStale = false
         let generation = withLock { book -> UInt64 in
             book.generation &+= 1
             book.computing += 1  // `store` counts it out
-            book.dependencies?.clearStale()
+            wasStale = book.dependencies?.clearStale() ?? false
             if book.registry == nil {
                 book.registry = owner.registry
                 isFirst = true
             }
             return book.generation
         }
+        if wasStale { _ = owner.withExistingRegistry { $0.breakSettledMarks() } }
         if isFirst { owner.registry.registerComputed(self) }
         _ = store(value, generation: generation, owner: owner)
         owner._computedDidChange(invalidationSerial: invalidationSerial, serial: serial, inDeinit: false)
@@ -681,13 +697,15 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedBoo
 
     /// Marks the cached value valid, if there is one.
     func forceValid() {
-        withLock { book in
-            if book.hasValue {
-                book.isValid = true
-                book.dependencies?.clearStale()
-                publish(storage.pointee)
-            }
+        let staleRegistry = withLock { book -> Registry? in
+            guard book.hasValue else { return nil }
+            book.isValid = true
+            let wasStale = book.dependencies?.clearStale() ?? false
+            publish(storage.pointee)
+            return wasStale ? book.registry : nil
         }
+        // Valid again: a further set of a dependency must invalidate it (see `recompute`).
+        staleRegistry?.breakSettledMarks()
     }
 
     /// Tests: how many earlier values are kept.
@@ -721,6 +739,17 @@ enum WordKind {
         case .int: UInt64(UInt(bitPattern: pointer.load(as: Int.self)))
         case .bool: pointer.load(as: Bool.self) ? 1 : 0
         case .double: pointer.load(as: Double.self).bitPattern
+        }
+    }
+
+    /// The bits of `value`, a value of the kind's type, without a call through its metadata
+    /// (`withUnsafeBytes(of:)` was one in unspecialized code).
+    @inline(__always)
+    func bits<Value>(of value: Value) -> UInt64 {
+        switch self {
+        case .int: UInt64(UInt(bitPattern: unsafeBitCast(value, to: Int.self)))
+        case .bool: unsafeBitCast(value, to: Bool.self) ? 1 : 0
+        case .double: unsafeBitCast(value, to: Double.self).bitPattern
         }
     }
 

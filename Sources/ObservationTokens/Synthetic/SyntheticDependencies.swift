@@ -56,13 +56,18 @@ final class SyntheticDependencies: Subscription, AccessAttaching, @unchecked Sen
     /// valid under the lock until its deinit marks it gone there, and `swift_tryRetain` fails
     /// once that deinit has begun.
     private func retainedState() -> (any SyntheticStateProtocol)? {
-        let alive = edges.withLock { edges -> Bool in
-            !edges.stateIsGone && ot_tryRetain(Unmanaged.passUnretained(state as AnyObject).toOpaque())
-        }
-        guard alive else { return nil }
+        guard tryRetainState() else { return nil }
         let retained = state
         Unmanaged.passUnretained(state as AnyObject).release()  // the try-retain's
         return retained
+    }
+
+    /// Retains the state unless its deinit has begun (see `retainedState`); the caller gives
+    /// the reference back.
+    private func tryRetainState() -> Bool {
+        edges.withLock { edges -> Bool in
+            !edges.stateIsGone && ot_tryRetain(Unmanaged.passUnretained(state as AnyObject).toOpaque())
+        }
     }
 
     /// Called first by the state's deinit: from now on `retainedState()` is nil.
@@ -75,7 +80,10 @@ final class SyntheticDependencies: Subscription, AccessAttaching, @unchecked Sen
     /// value. No delivery is counted in: there is no callback to keep, and the state is held
     /// weakly.
     func dependencyChanged(changedObject: ObservableModelBase) {
-        guard isActive, let state = retainedState() else { return }
+        guard isActive, tryRetainState() else { return }
+        // The try-retain keeps the state alive: called through the unowned reference (a strong
+        // copy retained and released it once more), and given back after.
+        defer { Unmanaged.passUnretained(state as AnyObject).release() }
         if isRoot(changedObject) {
             state.invalidate(owner: changedObject, inDeinit: false)
         } else if let owner = rootRegistry.weakOwner {
