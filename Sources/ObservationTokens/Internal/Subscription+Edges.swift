@@ -153,7 +153,8 @@ extension Subscription {
                 withUnsafeTemporaryAllocation(of: ObservedPath.EdgeKey.self, capacity: 2 * capacity) { memory in
                     var keys = EdgeKeyBuffer(UnsafeMutableBufferPointer(rebasing: memory[..<capacity]))
                     var again = EdgeKeyBuffer(UnsafeMutableBufferPointer(rebasing: memory[capacity...]))
-                    path.walkEdges(from: changed, startingAt: step, pathIndex: pathIndex, into: &keys)
+                    path.walkEdges(
+                        from: changed, startingAt: step, pathIndex: pathIndex, changedSerial: serial, into: &keys)
                     moveEdgesAlone(
                         extras, path: Int32(pathIndex), from: Int32(step), expecting: changedRegistry, serial: serial,
                         to: keys.keys)
@@ -162,7 +163,8 @@ extension Subscription {
                             WalkMemo.isUnwritten(keys.keys, changed: changed, changedRegistry: $0)
                         }
                         if isUnwritten { break }
-                        path.walkEdges(from: changed, startingAt: step, pathIndex: pathIndex, into: &again)
+                        path.walkEdges(
+                            from: changed, startingAt: step, pathIndex: pathIndex, changedSerial: serial, into: &again)
                         if WalkMemo.same(keys.keys, again.keys) {
                             again.removeAll()
                             break

@@ -354,8 +354,13 @@ final class ObservedPath: Sendable {
     /// `object` being the object that step reads: `walk(from:startingAt:pathIndex:into:needsEndpoint:)`
     /// without `needsEndpoint`, for a retarget, which needs no endpoint and reads nothing it can
     /// do without.
+    ///
+    /// `changedSerial` is the property of `object` whose set started the retarget, on this
+    /// thread: the walk's first read, of that property, is the setter's own value (see
+    /// `PathStep.readChangedModel`).
     func walkEdges(
-        from object: ObservableModelBase, startingAt start: Int, pathIndex: Int, into edges: inout some EdgeKeySink
+        from object: ObservableModelBase, startingAt start: Int, pathIndex: Int, changedSerial: UInt64,
+        into edges: inout some EdgeKeySink
     ) {
         // Each object is borrowed for its step: the first is the caller's, the others are kept
         // alive by `holder`. (A `var` of the object made every use retain and release it.)
@@ -379,6 +384,19 @@ final class ObservedPath: Sendable {
                             EdgeKey(registry: registry, serial: serial, isLeaf: true, path: pathIndex, step: index))
                     }
                     return nil
+                }
+                // The first read, of the property whose set on this thread started the retarget.
+                if let key, index == start,
+                    let changed = key._withUnsafeGuaranteedRef({
+                        PathStep.readChangedModel($0, on: object, serial: changedSerial)
+                    })
+                {
+                    guard let next = changed.next else { return nil }
+                    edges.append(
+                        EdgeKey(
+                            registry: registry, serial: changedSerial, isLeaf: false, path: pathIndex, step: index,
+                            version: changed.version))
+                    return .some(next)
                 }
                 var version = 0
                 let read =
