@@ -153,12 +153,14 @@ extension Subscription {
                 withUnsafeTemporaryAllocation(of: ObservedPath.EdgeKey.self, capacity: 2 * capacity) { memory in
                     var keys = EdgeKeyBuffer(UnsafeMutableBufferPointer(rebasing: memory[..<capacity]))
                     var again = EdgeKeyBuffer(UnsafeMutableBufferPointer(rebasing: memory[capacity...]))
-                    path.walkEdges(
+                    // A walk that read nothing but this set's own value (the usual two-step
+                    // chain) can't have been overtaken by another thread's store: no second read.
+                    let readOnlyOwnSet = path.walkEdges(
                         from: changed, startingAt: step, pathIndex: pathIndex, changedSerial: serial, into: &keys)
                     moveEdgesAlone(
                         extras, path: Int32(pathIndex), from: Int32(step), expecting: changedRegistry, serial: serial,
                         to: keys.keys)
-                    for _ in 0..<4 {
+                    for _ in 0..<(readOnlyOwnSet ? 0 : 4) {
                         let isUnwritten = changedRegistry._withUnsafeGuaranteedRef {
                             WalkMemo.isUnwritten(keys.keys, changed: changed, changedRegistry: $0)
                         }

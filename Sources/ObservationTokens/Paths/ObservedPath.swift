@@ -357,11 +357,15 @@ final class ObservedPath: Sendable {
     ///
     /// `changedSerial` is the property of `object` whose set started the retarget, on this
     /// thread: the walk's first read, of that property, is the setter's own value (see
-    /// `PathStep.readChangedModel`).
+    /// `PathStep.readChangedModel`). Returns true when that was the walk's only read of a value:
+    /// no other thread can have stored to what it read, so it needs no second read.
+    @discardableResult
     func walkEdges(
         from object: ObservableModelBase, startingAt start: Int, pathIndex: Int, changedSerial: UInt64,
         into edges: inout some EdgeKeySink
-    ) {
+    ) -> Bool {
+        var readOwnSet = false
+        var readOther = false
         // Each object is borrowed for its step: the first is the caller's, the others are kept
         // alive by `holder`. (A `var` of the object made every use retain and release it.)
         var current = Unmanaged.passUnretained(object)
@@ -391,6 +395,7 @@ final class ObservedPath: Sendable {
                         PathStep.readChangedModel($0, on: object, serial: changedSerial)
                     })
                 {
+                    readOwnSet = true
                     guard let next = changed.next else { return nil }
                     edges.append(
                         EdgeKey(
@@ -398,6 +403,7 @@ final class ObservedPath: Sendable {
                             version: changed.version))
                     return .some(next)
                 }
+                readOther = true
                 var version = 0
                 let read =
                     if let key {
@@ -414,11 +420,12 @@ final class ObservedPath: Sendable {
                         version: version))
                 return .some(next)
             }
-            guard let next, let next else { return }
+            guard let next, let next else { return readOwnSet && !readOther }
             current = Unmanaged.passUnretained(next)
             holder = next
         }
         withExtendedLifetime(holder) {}
+        return readOwnSet && !readOther
     }
 
     /// The serial of a path's last step that is not a typed key: a name, or `*` (whose synthetic
