@@ -53,6 +53,65 @@ struct KeyPathChainTests {
         }
         withExtendedLifetime(token) {}
     }
+
+    @Test func aTwoStepChainWhoseLeafIsOnItsRootMovesOnlyItsLeaf() {
+        // Given root.owner.count with root.owner = root (the leaf on the root's own registry),
+        // and a second token on two chains through root.owner (edges of two paths in one list)
+        let queue = CoalescingQueue(target: .manual)
+        let root = ChainNode()
+        let other = ChainNode()
+        root.owner = root
+        let chain = KeyPathChain(\ChainNode.owner).then(\.count)
+        let seen = PathRecorder<Int?>()
+        let token = root.observe(.chain(chain), queue: queue) { _, count in seen.record(count) }
+        let both = PathRecorder<Int>()
+        let pair = root.observe(
+            .chains([AnyKeyPathChain(KeyPathChain(\ChainNode.owner).then(\.owner)), AnyKeyPathChain(chain)]),
+            queue: queue
+        ) { root in both.record(root.owner?.count ?? -1) }
+        #expect(root.observerCount(of: \.count) == 2)
+        #expect(root.observerCount(of: \.owner) == 2)
+
+        // When the root's count changes, then both tokens hear it
+        root.count = 1
+        #expect(queue.drain() == 2)
+        #expect(seen.values == [1])
+        #expect(both.values == [1])
+
+        // When root.owner moves to another object, then the leaves leave the root for it
+        root.owner = other
+        #expect(queue.drain() == 2)
+        #expect(root.observerCount(of: \.count) == 0)
+        #expect(root.observerCount(of: \.owner) == 2)
+        #expect(other.observerCount(of: \.count) == 2)
+        #expect(other.observerCount(of: \.owner) == 1)
+        root.count = 2
+        #expect(queue.drain() == 0)
+        other.count = 3
+        #expect(queue.drain() == 2)
+        #expect(seen.values == [1, 0, 3])
+
+        // When root.owner goes nil, is set again, and moves back to the root
+        root.owner = nil
+        #expect(queue.drain() == 2)
+        #expect(other.observedPropertyCount == 0)
+        root.owner = other
+        root.owner = root
+        #expect(queue.drain() == 2)
+        #expect(other.observedPropertyCount == 0)
+        #expect(root.observerCount(of: \.count) == 2)
+        root.count = 4
+        #expect(queue.drain() == 2)
+        #expect(seen.values == [1, 0, 3, nil, 2, 4])
+        #expect(both.values == [1, 0, 3, -1, 2, 4])
+
+        // When the tokens end, nothing is observed
+        token.invalidate()
+        pair.invalidate()
+        #expect(root.observedPropertyCount == 0)
+        #expect(other.observedPropertyCount == 0)
+        root.owner = nil
+    }
     // MARK: Depth
 
     @Test(arguments: 2...6)

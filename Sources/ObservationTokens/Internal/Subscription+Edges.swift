@@ -153,16 +153,20 @@ extension Subscription {
                 withUnsafeTemporaryAllocation(of: ObservedPath.EdgeKey.self, capacity: 2 * capacity) { memory in
                     var keys = EdgeKeyBuffer(UnsafeMutableBufferPointer(rebasing: memory[..<capacity]))
                     var again = EdgeKeyBuffer(UnsafeMutableBufferPointer(rebasing: memory[capacity...]))
-                    path.walkEdges(from: changed, startingAt: step, pathIndex: pathIndex, into: &keys)
+                    // A walk that read nothing but this set's own value (the usual two-step
+                    // chain) can't have been overtaken by another thread's store: no second read.
+                    let readOnlyOwnSet = path.walkEdges(
+                        from: changed, startingAt: step, pathIndex: pathIndex, changedSerial: serial, into: &keys)
                     moveEdgesAlone(
                         extras, path: Int32(pathIndex), from: Int32(step), expecting: changedRegistry, serial: serial,
                         to: keys.keys)
-                    for _ in 0..<4 {
+                    for _ in 0..<(readOnlyOwnSet ? 0 : 4) {
                         let isUnwritten = changedRegistry._withUnsafeGuaranteedRef {
                             WalkMemo.isUnwritten(keys.keys, changed: changed, changedRegistry: $0)
                         }
                         if isUnwritten { break }
-                        path.walkEdges(from: changed, startingAt: step, pathIndex: pathIndex, into: &again)
+                        path.walkEdges(
+                            from: changed, startingAt: step, pathIndex: pathIndex, changedSerial: serial, into: &again)
                         if WalkMemo.same(keys.keys, again.keys) {
                             again.removeAll()
                             break
@@ -197,6 +201,8 @@ extension Subscription {
                     }
                 }
                 guard isThere else { return hooks }
+                // A two-step path's leaf moved (W17's `owner.count`): its own short route.
+                if start == 0, moveLeafEdge(in: &state, path: path, to: keys, hooks: &hooks) { return hooks }
                 // The usual move in place, called directly (not through `replaceEdges`).
                 let isReplaced = { (edge: Edge) in edge.path == path && edge.step >= start }
                 if !replaceInPlace(in: &state, where: isReplaced, with: keys, hooks: &hooks) {
@@ -310,6 +316,63 @@ extension Subscription {
 }
 
 extension Subscription {
+    /// `replaceInPlace` for the one shape a two-step path's retarget from its root has: the
+    /// subscription's edges are the path's middle edge (step 0) and at most its leaf (step 1),
+    /// the walk's keys the same middle edge and at most a new leaf. Only the leaf moves: the new
+    /// one is attached before the old one is detached, as `replaceInPlace` does, with no lists,
+    /// masks or closures. Returns false, changing nothing, for any other shape (the caller then
+    /// takes the general route). Under the extras' lock.
+    @inline(__always)
+    fileprivate func moveLeafEdge(
+        in state: inout SubscriptionExtras.State, path: Int32,
+        to keys: UnsafeBufferPointer<ObservedPath.EdgeKey>, hooks: inout ObservationStateHooks
+    ) -> Bool {
+        let count = state.edges.count
+        guard count == 1 || count == 2, keys.count == 1 || keys.count == 2 else { return false }
+        let isShape = state.edges.withUnsafeBufferPointer { edges in
+            edges[0].path == path && edges[0].step == 0 && !edges[0].isLeaf && edges[0].matches(keys[0])
+                && (count == 1 || (edges[1].path == path && edges[1].step == 1 && edges[1].isLeaf))
+        }
+        guard isShape, keys.count == 1 || (keys[1].isLeaf && keys[1].step == 1) else { return false }
+        let hasNew = keys.count == 2
+        if count == 2, hasNew {
+            let isKept = state.edges.withUnsafeBufferPointer { $0[1].matches(keys[1]) }
+            if isKept { return true }
+        }
+        // The new leaf first: attached before the old one goes (a property that stays observed
+        // never reports 1 → 0 → 1). The registry is borrowed for the call (the key holds it).
+        var slot: Int?
+        if hasNew {
+            slot = Unmanaged.passUnretained(keys[1].registry)._withUnsafeGuaranteedRef {
+                $0.attach(self, serial: keys[1].serial, isLeaf: true, hooks: &hooks)
+            }
+        }
+        // The old leaf is moved out of the list (no retain) and detached; its place takes the
+        // new leaf, or goes when the new leaf is missing or its object deinitialized since the
+        // walk (`replaceInPlace` drops such an edge too).
+        var old: Edge?
+        if count == 2 {
+            if let slot {
+                old = state.edges.withUnsafeMutableBufferPointer { edges in
+                    let base = edges.baseAddress! + 1
+                    let moved = base.move()
+                    base.initialize(to: Edge(keys[1], slot: slot))
+                    return moved
+                }
+            } else {
+                old = state.edges.removeLast()
+            }
+        } else if let slot {
+            state.edges.append(Edge(keys[1], slot: slot))
+        }
+        if let old {
+            Unmanaged.passUnretained(old.registry)._withUnsafeGuaranteedRef {
+                $0.detach(serial: old.serial, slot: old.slot, hooks: &hooks)
+            }
+        }
+        return true
+    }
+
     /// The usual move (an object on a path replaced, set to nil, or set where there was nil):
     /// the replaced edges are one run, each new edge takes the place of the old edge at its
     /// position, and edges the path gained or lost are inserted or removed at the run's end,

@@ -354,9 +354,18 @@ final class ObservedPath: Sendable {
     /// `object` being the object that step reads: `walk(from:startingAt:pathIndex:into:needsEndpoint:)`
     /// without `needsEndpoint`, for a retarget, which needs no endpoint and reads nothing it can
     /// do without.
+    ///
+    /// `changedSerial` is the property of `object` whose set started the retarget, on this
+    /// thread: the walk's first read, of that property, is the setter's own value (see
+    /// `PathStep.readChangedModel`). Returns true when that was the walk's only read of a value:
+    /// no other thread can have stored to what it read, so it needs no second read.
+    @discardableResult
     func walkEdges(
-        from object: ObservableModelBase, startingAt start: Int, pathIndex: Int, into edges: inout some EdgeKeySink
-    ) {
+        from object: ObservableModelBase, startingAt start: Int, pathIndex: Int, changedSerial: UInt64,
+        into edges: inout some EdgeKeySink
+    ) -> Bool {
+        var readOwnSet = false
+        var readOther = false
         // Each object is borrowed for its step: the first is the caller's, the others are kept
         // alive by `holder`. (A `var` of the object made every use retain and release it.)
         var current = Unmanaged.passUnretained(object)
@@ -380,6 +389,21 @@ final class ObservedPath: Sendable {
                     }
                     return nil
                 }
+                // The first read, of the property whose set on this thread started the retarget.
+                if let key, index == start,
+                    let changed = key._withUnsafeGuaranteedRef({
+                        PathStep.readChangedModel($0, on: object, serial: changedSerial)
+                    })
+                {
+                    readOwnSet = true
+                    guard let next = changed.next else { return nil }
+                    edges.append(
+                        EdgeKey(
+                            registry: registry, serial: changedSerial, isLeaf: false, path: pathIndex, step: index,
+                            version: changed.version))
+                    return .some(next)
+                }
+                readOther = true
                 var version = 0
                 let read =
                     if let key {
@@ -396,11 +420,12 @@ final class ObservedPath: Sendable {
                         version: version))
                 return .some(next)
             }
-            guard let next, let next else { return }
+            guard let next, let next else { return readOwnSet && !readOther }
             current = Unmanaged.passUnretained(next)
             holder = next
         }
         withExtendedLifetime(holder) {}
+        return readOwnSet && !readOther
     }
 
     /// The serial of a path's last step that is not a typed key: a name, or `*` (whose synthetic

@@ -121,6 +121,37 @@ enum PathStep: Sendable {
         }
     }
 
+    /// `readModelForWalk` for a retarget's first read: the property `serial` of `object`, whose
+    /// set on this thread started the retarget (`Subscription.retargetAlone`), read without the
+    /// registry's lock and the store bit. Returns what the key's `modelReader` read (nil: `object`
+    /// is not of the key's type; `.some(nil)`: no model there) and the version; nil, reading
+    /// nothing, where the usual route must read (a synthetic or computed property, a key
+    /// without a model reader, an object no path has read yet).
+    ///
+    /// Why no lock is needed: each property has one writing thread at a time (docs/Reliability.md,
+    /// "Threads and paths"), and this is the thread that has just written `serial`, inside its
+    /// setter, which has given its store bit back and runs no user code before the retarget; a
+    /// store of the same property by another thread now would race with that setter's own
+    /// store. Other threads only read the property (walks, under the bit), which a read here
+    /// doesn't race with. (The manual triggers, `propertyDidChange(_:)`, read the property
+    /// without the bit on the calling thread too.) The edge the read goes with is checked under
+    /// the extras' lock before anything moves (`moveEdgesAlone`): it names `serial` on `object`,
+    /// so the key reads that property. The version is loaded before the read, so any store of
+    /// `object` after it (of another property, on another thread) makes the walk be read again,
+    /// as one that began during it may (a version with the store bit set matches no later one).
+    static func readChangedModel(_ box: TypedKeyBox, on object: ObservableModelBase, serial: UInt64) -> (
+        next: ObservableModelBase??, version: Int
+    )? {
+        guard serial != wildcardSerial, !Registry.isComputed(serial), box.key.modelReader != nil,
+            object._edgeCount.load(ordering: .relaxed) & ObservableModelBase._readByPaths != 0,
+            !box.readsSyntheticProperty(of: object)
+        else { return nil }
+        let version = object.storeVersion
+        // Called in place, not bound first: a copy of the closure retains its context.
+        let next = box.key.modelReader.unsafelyUnwrapped(object, box.key.keyPath)
+        return (next, version)
+    }
+
     /// A typed key's read for a walk, under `object`'s registry lock and store bit: the serial
     /// from the object's cache, the class's table, or (the first time) an access capture.
     private static func readForWalk<T>(

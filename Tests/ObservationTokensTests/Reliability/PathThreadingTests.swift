@@ -67,6 +67,17 @@ final class ThreadProbe: Sendable {
 
 let midTailValue = KeyPathChain(\ThreadHub.mid).then(\.tail).then(\.value)
 
+/// A middle object with a second property, written by a thread of its own.
+final class ThreadCountedMid: ObservableModel, @unchecked Sendable {
+    @Observed var tail: ThreadTail?
+    @Observed var count = 0
+
+    init(tail: ThreadTail?) {
+        _tail = Observed(wrappedValue: tail)
+        super.init()
+    }
+}
+
 @Suite("Threads and paths")
 struct PathThreadingTests {
     @Test func storageWriteThatFreesAMiddleObjectDoesNotReadThePathInsideTheWrite() {
@@ -208,6 +219,50 @@ struct PathThreadingTests {
         for (index, tail) in tails.enumerated() where index != 2 { #expect(tail.observedPropertyCount == 0) }
         #expect(mid.observerCount(of: \.tail) == 1)
         withExtendedLifetime(token) {}
+    }
+
+    @Test func aRetargetReadsItsOwnSetWhileOtherThreadsStoreAndWalkTheSameObject() {
+        // Given mid.tail.value (a retarget from mid reads mid.tail, its own set, without mid's
+        // lock and store bit), thread X the only writer of mid.tail, thread Y the only writer of
+        // mid.count (stores on mid that take its store bit meanwhile), thread Z draining the
+        // chain token (its callback's endpoint reads mid.tail under mid's store bit)
+        let iterations = RelScale.iterations(20_000, tsanDivisor: 10)
+        let queue = CoalescingQueue(target: .manual)
+        let tails = (0..<4).map { ThreadTail(value: $0) }
+        let mid = ThreadCountedMid(tail: tails[0])
+        let probe = ThreadProbe()
+        let counts = Atomic<Int>(0)
+        let chain = KeyPathChain(\ThreadCountedMid.tail).then(\.value)
+        let token = mid.observe(.chain(chain), queue: queue) { _, value in probe.record(value) }
+        let countToken = mid.observe(\.count, options: .immediate) { _ in counts.add(1, ordering: .relaxed) }
+
+        // When the three threads run
+        let finished = RelThreads.run(count: 3, timeout: 60) { thread in
+            for index in 0..<iterations {
+                switch thread {
+                case 0: mid.tail = index % 5 == 4 ? nil : tails[index % 4]
+                case 1: mid.count = index + 1
+                default: queue.drain()
+                }
+            }
+        }
+        #expect(finished)
+        queue.drain()
+
+        // Then every set of mid.count was told, and the token watches exactly the current tail
+        #expect(counts.load(ordering: .relaxed) == iterations)
+        mid.tail = tails[2]
+        #expect(queue.drain() == 1)
+        let before = probe.fires.load(ordering: .relaxed)
+        tails[2].value = -5
+        for (index, tail) in tails.enumerated() where index != 2 { tail.value = -index - 10 }
+        #expect(queue.drain() == 1)
+        #expect(probe.fires.load(ordering: .relaxed) == before + 1)
+        #expect(probe.lastValue.load(ordering: .relaxed) == -5)
+        #expect(tails[2].observerCount(of: \.value) == 1)
+        for (index, tail) in tails.enumerated() where index != 2 { #expect(tail.observedPropertyCount == 0) }
+        #expect(mid.observerCount(of: \.tail) == 1)
+        withExtendedLifetime((token, countToken)) {}
     }
 
     @Test func twoRootsSharingAMiddleObjectWithOneWriterEach() {
