@@ -288,13 +288,28 @@ extension Sequence<PathStep> {
     /// object, checked along the objects the chain reaches from `root` now. A chain like that
     /// would never watch past the segment. Segments beyond a nil (or non-model) intermediate
     /// can't be checked yet.
+    ///
+    /// Reads as a path walk does (`PathStep.readForWalk(on:)`: under each object's registry
+    /// lock and store bit), since other threads may be setting the properties the chain reads
+    /// while a token is made: a plain read raced with their setters (a crash).
     func firstMisfitSegment(from root: ObservableModelBase) -> (
         position: Int, key: TypedKey, object: ObservableModelBase
     )? {
         var object = root
         for (index, step) in enumerated() {
-            guard case .typed(let box) = step, box.key.read(object) != nil else { return nil }
-            guard let (_, value) = step.resolve(on: object) else { return (index + 1, box.key, object) }
+            guard case .typed(let box) = step else { return nil }
+            guard let (_, value) = step.readForWalk(on: object) else {
+                // Nothing read: a nil value, or a segment that is not one `@Observed` property.
+                // A key this object or its class has resolved is one: the value was nil.
+                if object.existingRegistry?.cachedSerial(for: box.key.keyPath) != nil
+                    || PropertyTable(object).entry(forKeyPath: box.key.keyPath) != nil
+                {
+                    return nil
+                }
+                // Never resolved (only a misfit, or a first resolution that found nil, comes
+                // here): a nil value can't be checked yet; anything else is the misfit.
+                return box.key.read(object) == nil ? nil : (index + 1, box.key, object)
+            }
             guard let next = PathStep.model(in: value) else { return nil }
             object = next
         }

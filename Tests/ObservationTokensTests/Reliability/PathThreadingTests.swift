@@ -265,6 +265,48 @@ struct PathThreadingTests {
         withExtendedLifetime((token, countToken)) {}
     }
 
+    @Test func chainTokensMadeAndDroppedWhileAnotherThreadSetsTheirMiddleAreAllValidAndLeaveNoEdges() {
+        // Given mid.tail.value, already on a path (a long-lived token), thread X the only writer
+        // of mid.tail (four tails, or nil), and thread Y making a chain token of the same path
+        // each round (its chain check reads mid.tail and tail.value) and dropping it
+        let iterations = RelScale.iterations(20_000, tsanDivisor: 10)
+        let queue = CoalescingQueue(target: .manual)
+        let tails = (0..<4).map { ThreadTail(value: $0) }
+        let mid = ThreadCountedMid(tail: tails[0])
+        let probe = ThreadProbe()
+        let chain = KeyPathChain(\ThreadCountedMid.tail).then(\.value)
+        let token = mid.observe(.chain(chain), queue: queue) { _, value in probe.record(value) }
+        let valid = Atomic<Int>(0)
+
+        // When both threads run
+        let finished = RelThreads.run(count: 2, timeout: 60) { thread in
+            for index in 0..<iterations {
+                if thread == 0 {
+                    mid.tail = index % 5 == 4 ? nil : tails[index % 4]
+                } else {
+                    let made = mid.observe(.chain(chain), queue: queue) { _, _ in }
+                    if made.isValid { valid.add(1, ordering: .relaxed) }
+                }
+            }
+        }
+        #expect(finished)
+        queue.drain()
+
+        // Then every token made was valid (no segment misjudged), and only the long-lived
+        // token watches: exactly one edge on mid.tail and on the current tail
+        #expect(valid.load(ordering: .relaxed) == iterations)
+        #expect(mid.observerCount(of: \.tail) == 1)
+        mid.tail = tails[1]
+        #expect(queue.drain() == 1)
+        let before = probe.fires.load(ordering: .relaxed)
+        tails[1].value = -7
+        #expect(queue.drain() == 1)
+        #expect(probe.fires.load(ordering: .relaxed) == before + 1)
+        #expect(probe.lastValue.load(ordering: .relaxed) == -7)
+        #expect(tails[1].observerCount(of: \.value) == 1)
+        withExtendedLifetime(token) {}
+    }
+
     @Test func twoRootsSharingAMiddleObjectWithOneWriterEach() {
         // Given hubA.mid.tail.value and hubB.mid.tail.value with hubB.mid == shared for good;
         // thread X the only writer of shared.tail, thread Y the only writer of hubA.mid
