@@ -149,6 +149,7 @@ extension Subscription {
     func readsOnly(_ serial: UInt64) -> Bool {
         if isProperty { return attachedPropertySerial == serial }
         guard paths.count == 1, paths[0].steps.count == 1, let root else { return false }
-        return paths[0].steps[0].resolve(on: root)?.serial == serial
+        // Read as a walk reads (the root's lock and store bit): other threads may be setting it.
+        return paths[0].steps[0].readForWalk(on: root)?.serial == serial
     }
 }

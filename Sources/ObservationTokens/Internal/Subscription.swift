@@ -833,7 +833,8 @@ class Subscription: @unchecked Sendable {  // see the rules above
     final func watchesRootProperty(in serials: Set<UInt64>, root: ObservableModelBase) -> Bool {
         if isProperty { return propertySlot >= 0 && serials.contains(propertySerial) }
         return paths.contains { path in
-            path.steps.first?.resolve(on: root).map { serials.contains($0.serial) } ?? false
+            // Read as a walk reads (the root's lock and store bit): other threads may be setting it.
+            path.steps.first?.readForWalk(on: root).map { serials.contains($0.serial) } ?? false
         }
     }
 

@@ -307,6 +307,40 @@ struct PathThreadingTests {
         withExtendedLifetime(token) {}
     }
 
+    @Test func tellAndStopTellingAboutAChainWhileAnotherThreadSetsItsFirstStepEndEveryObservation() {
+        // Given mid.tail.value, already on a path (a long-lived token), thread X the only writer
+        // of mid.tail, and thread Y telling an observer about the chain and then stopping
+        // (`stopTelling(_:about:)` finds the observation by its first step on mid) each round
+        let iterations = RelScale.iterations(20_000, tsanDivisor: 10)
+        let queue = CoalescingQueue(target: .manual)
+        let tails = (0..<4).map { ThreadTail(value: $0) }
+        let mid = ThreadCountedMid(tail: tails[0])
+        let observer = ThreadProbe()
+        let chain = KeyPathChain(\ThreadCountedMid.tail).then(\.value)
+        let token = mid.observe(.chain(chain), queue: queue) { _, _ in }
+        let ended = Atomic<Int>(0)
+
+        // When both threads run
+        let finished = RelThreads.run(count: 2, timeout: 60) { thread in
+            for index in 0..<iterations {
+                if thread == 0 {
+                    mid.tail = index % 5 == 4 ? nil : tails[index % 4]
+                } else {
+                    let observation = mid.tell(observer, when: chain, queue: queue) { _, _ in }
+                    mid.stopTelling(observer, about: [\.tail])
+                    if !observation.isActive { ended.add(1, ordering: .relaxed) }
+                }
+            }
+        }
+        #expect(finished)
+        queue.drain()
+
+        // Then every observation was found and ended, and only the token watches mid.tail
+        #expect(ended.load(ordering: .relaxed) == iterations)
+        #expect(mid.observerCount(of: \.tail) == 1)
+        withExtendedLifetime(token) {}
+    }
+
     @Test func twoRootsSharingAMiddleObjectWithOneWriterEach() {
         // Given hubA.mid.tail.value and hubB.mid.tail.value with hubB.mid == shared for good;
         // thread X the only writer of shared.tail, thread Y the only writer of hubA.mid
