@@ -186,39 +186,23 @@ struct PathThreadingTests {
         // root), thread X the only writer of mid.tail (four tails in turn, or nil), thread Y the
         // only writer of every tail's value
         let iterations = RelScale.iterations(20_000, tsanDivisor: 10)
-        let queue = CoalescingQueue(target: .manual)
-        let tails = (0..<4).map { ThreadTail(value: $0) }
-        let mid = ThreadMid(tail: tails[0])
-        let probe = ThreadProbe()
-        let chain = KeyPathChain(\ThreadMid.tail).then(\.value)
-        let token = mid.observe(.chain(chain), queue: queue) { _, value in probe.record(value) }
+        let race = CountedMidRace()
 
         // When both threads run
         let finished = RelThreads.run(count: 2, timeout: 60) { thread in
             for index in 0..<iterations {
                 if thread == 0 {
-                    mid.tail = index % 5 == 4 ? nil : tails[index % 4]
+                    race.repoint(index)
                 } else {
-                    tails[index % 4].value = index
+                    race.tails[index % 4].value = index
                 }
             }
         }
         #expect(finished)
-        queue.drain()
+        race.queue.drain()
 
         // Then the token watches exactly the current tail: one edge on it, none on the others
-        mid.tail = tails[2]
-        #expect(queue.drain() == 1)
-        let before = probe.fires.load(ordering: .relaxed)
-        tails[2].value = -5
-        for (index, tail) in tails.enumerated() where index != 2 { tail.value = -index - 10 }
-        #expect(queue.drain() == 1)
-        #expect(probe.fires.load(ordering: .relaxed) == before + 1)
-        #expect(probe.lastValue.load(ordering: .relaxed) == -5)
-        #expect(tails[2].observerCount(of: \.value) == 1)
-        for (index, tail) in tails.enumerated() where index != 2 { #expect(tail.observedPropertyCount == 0) }
-        #expect(mid.observerCount(of: \.tail) == 1)
-        withExtendedLifetime(token) {}
+        race.expectTheTokenAloneWatchesTheCurrentTail()
     }
 
     @Test func aRetargetReadsItsOwnSetWhileOtherThreadsStoreAndWalkTheSameObject() {
@@ -227,42 +211,27 @@ struct PathThreadingTests {
         // mid.count (stores on mid that take its store bit meanwhile), thread Z draining the
         // chain token (its callback's endpoint reads mid.tail under mid's store bit)
         let iterations = RelScale.iterations(20_000, tsanDivisor: 10)
-        let queue = CoalescingQueue(target: .manual)
-        let tails = (0..<4).map { ThreadTail(value: $0) }
-        let mid = ThreadCountedMid(tail: tails[0])
-        let probe = ThreadProbe()
+        let race = CountedMidRace()
         let counts = Atomic<Int>(0)
-        let chain = KeyPathChain(\ThreadCountedMid.tail).then(\.value)
-        let token = mid.observe(.chain(chain), queue: queue) { _, value in probe.record(value) }
-        let countToken = mid.observe(\.count, options: .immediate) { _ in counts.add(1, ordering: .relaxed) }
+        let countToken = race.mid.observe(\.count, options: .immediate) { _ in counts.add(1, ordering: .relaxed) }
 
         // When the three threads run
         let finished = RelThreads.run(count: 3, timeout: 60) { thread in
             for index in 0..<iterations {
                 switch thread {
-                case 0: mid.tail = index % 5 == 4 ? nil : tails[index % 4]
-                case 1: mid.count = index + 1
-                default: queue.drain()
+                case 0: race.repoint(index)
+                case 1: race.mid.count = index + 1
+                default: race.queue.drain()
                 }
             }
         }
         #expect(finished)
-        queue.drain()
+        race.queue.drain()
 
         // Then every set of mid.count was told, and the token watches exactly the current tail
         #expect(counts.load(ordering: .relaxed) == iterations)
-        mid.tail = tails[2]
-        #expect(queue.drain() == 1)
-        let before = probe.fires.load(ordering: .relaxed)
-        tails[2].value = -5
-        for (index, tail) in tails.enumerated() where index != 2 { tail.value = -index - 10 }
-        #expect(queue.drain() == 1)
-        #expect(probe.fires.load(ordering: .relaxed) == before + 1)
-        #expect(probe.lastValue.load(ordering: .relaxed) == -5)
-        #expect(tails[2].observerCount(of: \.value) == 1)
-        for (index, tail) in tails.enumerated() where index != 2 { #expect(tail.observedPropertyCount == 0) }
-        #expect(mid.observerCount(of: \.tail) == 1)
-        withExtendedLifetime((token, countToken)) {}
+        race.expectTheTokenAloneWatchesTheCurrentTail()
+        withExtendedLifetime(countToken) {}
     }
 
     @Test func chainTokensMadeAndDroppedWhileAnotherThreadSetsTheirMiddleAreAllValidAndLeaveNoEdges() {
@@ -270,41 +239,27 @@ struct PathThreadingTests {
         // of mid.tail (four tails, or nil), and thread Y making a chain token of the same path
         // each round (its chain check reads mid.tail and tail.value) and dropping it
         let iterations = RelScale.iterations(20_000, tsanDivisor: 10)
-        let queue = CoalescingQueue(target: .manual)
-        let tails = (0..<4).map { ThreadTail(value: $0) }
-        let mid = ThreadCountedMid(tail: tails[0])
-        let probe = ThreadProbe()
-        let chain = KeyPathChain(\ThreadCountedMid.tail).then(\.value)
-        let token = mid.observe(.chain(chain), queue: queue) { _, value in probe.record(value) }
+        let race = CountedMidRace()
         let valid = Atomic<Int>(0)
 
         // When both threads run
         let finished = RelThreads.run(count: 2, timeout: 60) { thread in
             for index in 0..<iterations {
                 if thread == 0 {
-                    mid.tail = index % 5 == 4 ? nil : tails[index % 4]
+                    race.repoint(index)
                 } else {
-                    let made = mid.observe(.chain(chain), queue: queue) { _, _ in }
+                    let made = race.mid.observe(.chain(race.chain), queue: race.queue) { _, _ in }
                     if made.isValid { valid.add(1, ordering: .relaxed) }
                 }
             }
         }
         #expect(finished)
-        queue.drain()
+        race.queue.drain()
 
         // Then every token made was valid (no segment misjudged), and only the long-lived
         // token watches: exactly one edge on mid.tail and on the current tail
         #expect(valid.load(ordering: .relaxed) == iterations)
-        #expect(mid.observerCount(of: \.tail) == 1)
-        mid.tail = tails[1]
-        #expect(queue.drain() == 1)
-        let before = probe.fires.load(ordering: .relaxed)
-        tails[1].value = -7
-        #expect(queue.drain() == 1)
-        #expect(probe.fires.load(ordering: .relaxed) == before + 1)
-        #expect(probe.lastValue.load(ordering: .relaxed) == -7)
-        #expect(tails[1].observerCount(of: \.value) == 1)
-        withExtendedLifetime(token) {}
+        race.expectTheTokenAloneWatchesTheCurrentTail()
     }
 
     @Test func tellAndStopTellingAboutAChainWhileAnotherThreadSetsItsFirstStepEndEveryObservation() {
@@ -312,33 +267,28 @@ struct PathThreadingTests {
         // of mid.tail, and thread Y telling an observer about the chain and then stopping
         // (`stopTelling(_:about:)` finds the observation by its first step on mid) each round
         let iterations = RelScale.iterations(20_000, tsanDivisor: 10)
-        let queue = CoalescingQueue(target: .manual)
-        let tails = (0..<4).map { ThreadTail(value: $0) }
-        let mid = ThreadCountedMid(tail: tails[0])
+        let race = CountedMidRace()
         let observer = ThreadProbe()
-        let chain = KeyPathChain(\ThreadCountedMid.tail).then(\.value)
-        let token = mid.observe(.chain(chain), queue: queue) { _, _ in }
         let ended = Atomic<Int>(0)
 
         // When both threads run
         let finished = RelThreads.run(count: 2, timeout: 60) { thread in
             for index in 0..<iterations {
                 if thread == 0 {
-                    mid.tail = index % 5 == 4 ? nil : tails[index % 4]
+                    race.repoint(index)
                 } else {
-                    let observation = mid.tell(observer, when: chain, queue: queue) { _, _ in }
-                    mid.stopTelling(observer, about: [\.tail])
+                    let observation = race.mid.tell(observer, when: race.chain, queue: race.queue) { _, _ in }
+                    race.mid.stopTelling(observer, about: [\.tail])
                     if !observation.isActive { ended.add(1, ordering: .relaxed) }
                 }
             }
         }
         #expect(finished)
-        queue.drain()
+        race.queue.drain()
 
-        // Then every observation was found and ended, and only the token watches mid.tail
+        // Then every observation was found and ended, and only the token watches the path
         #expect(ended.load(ordering: .relaxed) == iterations)
-        #expect(mid.observerCount(of: \.tail) == 1)
-        withExtendedLifetime(token) {}
+        race.expectTheTokenAloneWatchesTheCurrentTail()
     }
 
     @Test func twoRootsSharingAMiddleObjectWithOneWriterEach() {
@@ -441,5 +391,46 @@ struct PathThreadingTests {
         #expect(probe.lastValue.load(ordering: .relaxed) == 1)
         #expect(changes.lastValue.load(ordering: .relaxed) == 1)
         withExtendedLifetime((token, changeToken)) {}
+    }
+}
+
+/// `mid.tail.value` with four tails and one long-lived chain token on `mid`: the setting of the
+/// tests in which one thread re-points `mid.tail` while others work on the same objects.
+private struct CountedMidRace: Sendable {
+    let queue = CoalescingQueue(target: .manual)
+    let tails = (0..<4).map { ThreadTail(value: $0) }
+    let mid: ThreadCountedMid
+    let probe = ThreadProbe()
+    let chain = KeyPathChain(\ThreadCountedMid.tail).then(\.value)
+    let token: ObservationToken
+
+    init() {
+        mid = ThreadCountedMid(tail: tails[0])
+        let probe = probe
+        token = mid.observe(.chain(chain), queue: queue) { _, value in probe.record(value) }
+    }
+
+    /// Round `index` of mid.tail's one writer: the four tails in turn, or nil.
+    func repoint(_ index: Int) {
+        mid.tail = index % 5 == 4 ? nil : tails[index % 4]
+    }
+
+    /// Once the threads have joined and the queue is drained: the long-lived token alone
+    /// watches, with one edge on mid.tail and one on the current tail, and no other tail is
+    /// observed.
+    func expectTheTokenAloneWatchesTheCurrentTail() {
+        #expect(mid.observerCount(of: \.tail) == 1)
+        mid.tail = tails[2]
+        #expect(queue.drain() == 1)
+        let before = probe.fires.load(ordering: .relaxed)
+        tails[2].value = -5
+        for (index, tail) in tails.enumerated() where index != 2 { tail.value = -index - 10 }
+        #expect(queue.drain() == 1)
+        #expect(probe.fires.load(ordering: .relaxed) == before + 1)
+        #expect(probe.lastValue.load(ordering: .relaxed) == -5)
+        #expect(tails[2].observerCount(of: \.value) == 1)
+        for (index, tail) in tails.enumerated() where index != 2 { #expect(tail.observedPropertyCount == 0) }
+        #expect(mid.observerCount(of: \.tail) == 1)
+        withExtendedLifetime(token) {}
     }
 }
