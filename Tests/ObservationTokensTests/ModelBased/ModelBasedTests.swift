@@ -24,7 +24,9 @@ import Testing
 // - Diagnostics: `OBSERVATION_TOKENS_MODEL_KEEP_GOING=1` reports the first failure of each kind
 //   and goes on; `OBSERVATION_TOKENS_MODEL_IGNORE=drainCount,…` looks past known failures.
 // - The threaded mode runs parallel phases: several threads, each the only writer of its own
-//   properties, started together, joined, then a drain, checked like any other drain.
+//   properties, started together, joined, then a drain, checked like any other drain. With
+//   paths, the threads also make chain tokens and end them there while other threads set what
+//   the chains read (`churnChain`); those never run.
 // - Groups that fail on today's main are gated by `ModelBasedConfig.propagationRulesLanded`
 //   (`OBSERVATION_TOKENS_MODEL_ALL_GROUPS=1` runs them anyway).
 
@@ -180,10 +182,10 @@ enum ModelBasedRun {
         print(
             String(
                 format:
-                    "%@: %d programs (%d failed) in %.2f s: %.0f programs/s; %d operations (%d skipped), %d drains, %d callbacks, %d deinits; bindings wrote %d values, %d held before their operators, %d after, %d pushed in the drain of the push that changed their source",
+                    "%@: %d programs (%d failed) in %.2f s: %.0f programs/s; %d operations (%d skipped), %d drains, %d callbacks, %d deinits, %d chain tokens made and ended in parallel phases; bindings wrote %d values, %d held before their operators, %d after, %d pushed in the drain of the push that changed their source",
                 tag, programs, failed, elapsed, Double(programs) / max(elapsed, 1e-9), statistics.operations,
                 statistics.skipped, statistics.drains, statistics.callbacks, statistics.deinits,
-                statistics.bindings.written, statistics.bindings.heldBeforeOperators,
+                statistics.churnedChainTokens, statistics.bindings.written, statistics.bindings.heldBeforeOperators,
                 statistics.bindings.heldAfterOperators, statistics.bindings.sameDrainPushes))
     }
 

@@ -187,6 +187,11 @@ enum ModelOp: Equatable, Sendable {
     case observe(token: Int, TokenSpec, TokenOptions)
     case invalidateToken(Int)
     case dropToken(Int)
+    /// Only in a parallel phase: makes `n.observe(KeyPathChain(\.next).then(\.x))` on that
+    /// thread, while other threads may set `n.next` and the `x` it reaches, and ends it there
+    /// (`invalidate()` or a drop). It never runs: the phase has no drain, and a set on another
+    /// thread may queue it, but a token that ended is not delivered.
+    case churnChain(node: Int, invalidate: Bool)
     /// `drain()` of queue 0 (`modelQueue`) or 1 (`modelOtherQueue`).
     case drain(Int)
     /// Each inner list runs on a thread of its own, all started together; then they are joined.
@@ -312,6 +317,10 @@ extension ModelOp {
             return one("let k\(k) = " + source + (options.queue == 0 ? "" : "   // on otherQueue"))
         case .invalidateToken(let k): return one("k\(k).invalidate()")
         case .dropToken(let k): return one("k\(k) = nil")
+        case .churnChain(let n, let invalidate):
+            return one(
+                "do { let k = n\(n).observe(KeyPathChain(\\.next).then(\\.x)) { never() }; "
+                    + (invalidate ? "k.invalidate() }" : "_ = k }   // dropped"))
         case .drain(let queue): return one(queue == 0 ? "modelQueue.drain()" : "otherQueue.drain()")
         case .parallel(let threads):
             var lines = [indent + "parallel {   // one thread per block, started together, then joined"]
@@ -726,6 +735,10 @@ struct ModelProgramGenerator {
                 continue
             }
             for _ in 0..<(4 + random.below(24)) {
+                // Chain tokens made and ended while other threads set what the chain reads.
+                if features.contains(.paths), random.chance(8) {
+                    ops.append(.churnChain(node: anyNode(), invalidate: random.chance(50)))
+                }
                 switch random.pick(mine) {
                 case .int(let n, let field): ops.append(.set(node: n, field, value()))
                 case .next(let n): ops.append(.setNext(node: n, to: random.chance(25) ? nil : anyNode()))

@@ -24,6 +24,8 @@ struct ModelRunStatistics {
     var drains = 0
     var callbacks = 0
     var deinits = 0
+    /// Chain tokens made and ended on the threads of parallel phases.
+    var churnedChainTokens = 0
     var bindings = BindingCounters()
 
     mutating func add(_ other: ModelRunStatistics) {
@@ -32,6 +34,7 @@ struct ModelRunStatistics {
         drains += other.drains
         callbacks += other.callbacks
         deinits += other.deinits
+        churnedChainTokens += other.churnedChainTokens
         bindings.add(other.bindings)
     }
 }
@@ -115,14 +118,24 @@ final class ModelRunner {
         case .parallel(let threads):
             let runnable = model.executableThreads(threads)
             let handles = ModelHandles(nodes: nodes, hubs: hubs)
+            let log = log
             let finished = RelThreads.run(count: runnable.count, timeout: 60) { thread in
-                for op in runnable[thread] { ModelRunner.set(op, handles) }
+                for op in runnable[thread] {
+                    if case .churnChain(let n, let invalidate) = op {
+                        ModelRunner.churnChain(on: handles.nodes[n]!, invalidate: invalidate, log: log)
+                    } else {
+                        ModelRunner.set(op, handles)
+                    }
+                }
             }
             guard finished else {
                 return ModelFailure(
                     kind: .harness, opIndex: index, message: "a thread of the parallel phase did not finish")
             }
             model.apply(.parallel(runnable))
+            for ops in runnable {
+                for case .churnChain in ops { statistics.churnedChainTokens += 1 }
+            }
             let events = log.take()
             count(events)
             if let failure = model.checkEvents(events, of: op, at: index) { return failure }
@@ -194,12 +207,24 @@ final class ModelRunner {
             if spec.writesModel, !options.immediate { probe.watch(k, token) }
         case .invalidateToken(let k): tokens[k]!.invalidate()
         case .dropToken(let k): tokens[k] = nil
-        case .drain, .parallel: break
+        case .drain, .parallel, .churnChain: break
         default: ModelRunner.set(op, ModelHandles(nodes: nodes, hubs: hubs))
         }
     }
 
-    /// The operations that set something: the only ones a parallel phase runs.
+    /// The label a churned chain token logs under: no token has it, so a callback of one fails
+    /// the run (`callbackOutsideDrain`, or an unknown token in a drain).
+    static let churnedLabel = -7
+
+    /// `churnChain`: a chain token made on this thread and ended here, never delivered.
+    static func churnChain(on node: MNode, invalidate: Bool, log: ModelEventLog) {
+        let token = node.observe(.chain(KeyPathChain(\MNode.next).then(\.x)), queue: modelQueue) {
+            log.callback(churnedLabel, [$1])
+        }
+        if invalidate { token.invalidate() }
+    }
+
+    /// The operations that set something, and `churnChain`: the only ones a parallel phase runs.
     static func set(_ op: ModelOp, _ handles: ModelHandles) {
         switch op {
         case .set(let n, let field, let value):

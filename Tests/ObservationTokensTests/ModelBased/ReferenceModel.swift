@@ -454,6 +454,7 @@ struct ReferenceModel {
                 }
             }
         case .invalidateToken(let k), .dropToken(let k): return tokenHandles.contains(k)
+        case .churnChain(let n, _): return hasNode(n)
         case .drain: return true
         case .parallel: return true
         }
@@ -488,7 +489,8 @@ struct ReferenceModel {
             ops.filter { op in
                 switch op {
                 case .setNext, .setHubNode: referenceSetsAllowed && isExecutable(op)
-                case .set, .setW, .append, .removeFirst, .replace, .setKey, .removeKey, .insertMember, .removeMember:
+                case .set, .setW, .append, .removeFirst, .replace, .setKey, .removeKey, .insertMember, .removeMember,
+                    .churnChain:
                     isExecutable(op)
                 default: false
                 }
@@ -624,7 +626,7 @@ struct ReferenceModel {
         case .dropToken(let k):
             tokens[k]?.ended = true
             tokenHandles.remove(k)
-        case .drain:
+        case .drain, .churnChain:
             break
         case .parallel(let threads):
             for ops in threads { for op in ops { apply(op) } }
@@ -951,7 +953,14 @@ struct ReferenceModel {
     }
 
     private mutating func delivered(_ k: Int, values: [Int], at index: Int) -> ModelFailure? {
-        guard let token = tokens[k] else { return harness(index, "callback of unknown token k\(k)") }
+        guard let token = tokens[k] else {
+            if k == ModelRunner.churnedLabel {
+                return ModelFailure(
+                    kind: .afterEnd, opIndex: index,
+                    message: "a chain token made and ended on a thread of a parallel phase ran in a drain")
+            }
+            return harness(index, "callback of unknown token k\(k)")
+        }
         let source = token.spec.source(options: "")
         if token.ended {
             // Ignored (a diagnostic run): the event is dropped.
