@@ -84,15 +84,22 @@ final class SyntheticDependencies: Subscription, AccessAttaching, @unchecked Sen
     /// value. No delivery is counted in: there is no callback to keep, and the state is held
     /// weakly.
     func dependencyChanged(changedObject: ObservableModelBase) {
-        guard isActive, tryRetainState() else { return }
-        // The try-retain keeps the state alive: called through the unowned reference (a strong
-        // copy retained and released it once more), and given back after.
-        defer { Unmanaged.passUnretained(state as AnyObject).release() }
+        guard isActive else { return }
         if isRoot(changedObject) {
+            // The changed object is the state's owner, which the caller holds (its setter, or
+            // the invalidation of another of its computed values, is running): a computed state
+            // lives as long as its owner's storage, destroyed only after every deinit body has
+            // run, so the state is alive here without a try-retain (and its lock). The registry
+            // holds the states `unowned(unsafe)` on the same ground (`ComputedLink`). Called
+            // through the unowned reference: a strong copy retained and released it.
             state.invalidate(owner: changedObject, inDeinit: false)
-        } else if let owner = rootRegistry.weakOwner {
-            state.invalidate(owner: owner, inDeinit: false)
+            return
         }
+        // Another object's change: this state's owner may be going away on another thread, so
+        // the try-retain keeps the state alive, and is given back after.
+        guard tryRetainState() else { return }
+        defer { Unmanaged.passUnretained(state as AnyObject).release() }
+        if let owner = rootRegistry.weakOwner { state.invalidate(owner: owner, inDeinit: false) }
     }
 
     /// An object the computation read deinitialized (inside its deinit, maybe inside the
