@@ -363,19 +363,14 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedBoo
         // Another thread computing this value has the reused buffer: one of this computation's own.
         let ownsScratch = start.scratch != nil
         let buffer = start.scratch ?? TrackingScratch.allocate()
-        // Gives the buffer back, emptied (usually one or two accesses: removed one by one, as
-        // `removeAll(keepingCapacity:)` goes through a general replacement). `scratchBusy` is
-        // cleared under the lock of the store, when it can (`releasesScratch`).
-        var releasesScratch = ownsScratch
-        defer {
-            while !buffer.pointee.accesses.isEmpty { buffer.pointee.accesses.removeLast() }
-            if !ownsScratch {
-                TrackingScratch.free(buffer)
-            } else if releasesScratch {
-                withLock { $0.scratchBusy = false }
-            }
+        // Each way out gives the buffer back (`giveBack`), except the usual one: a one-word
+        // value's store clears `scratchBusy` under its own lock (no call of a `defer` block,
+        // which was out of line).
+        if SyntheticFrame.contains(self) {
+            let value = cycleValue(owner, version: &version)
+            giveBack(buffer, owned: ownsScratch)
+            return value
         }
-        if SyntheticFrame.contains(self) { return cycleValue(owner, version: &version) }
         let recording = buffer.recording
         // Each storage's edge is attached as the getter records it, before it reads (the
         // install race: a set between the read and a later wiring would be lost).
@@ -453,13 +448,28 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedBoo
             if let stored = storeWordInPlace(
                 bits, kind: wordKind, generation: generation, keepsHistory: keepsHistory, releasingScratch: true)
             {
-                releasesScratch = false
+                // The buffer is given back (emptied above): not to be touched again here.
                 version = stored
                 return value
             }
         }
         version = store(value, generation: generation, owner: owner)
+        giveBack(buffer, owned: ownsScratch)
         return value
+    }
+
+    /// Gives a computation's tracking buffer back, emptied (usually one or two accesses:
+    /// removed one by one, as `removeAll(keepingCapacity:)` goes through a general
+    /// replacement): the state's reused one (`owned`) by clearing `scratchBusy`, one of its own
+    /// by freeing it.
+    @inline(__always)
+    private func giveBack(_ buffer: UnsafeMutablePointer<TrackingScratch>, owned: Bool) {
+        while !buffer.pointee.accesses.isEmpty { buffer.pointee.accesses.removeLast() }
+        if owned {
+            withLock { $0.scratchBusy = false }
+        } else {
+            TrackingScratch.free(buffer)
+        }
     }
 
     /// `store` for a `wordKind` value (`Int`, `Bool`, `Double`: compared without user code,
