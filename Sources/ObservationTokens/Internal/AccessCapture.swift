@@ -43,6 +43,16 @@ enum AccessCapture {
         /// evaluation): the attacher is not called for those, so a steady evaluation takes no
         /// lock per read.
         var known: UnsafeMutablePointer<[KnownEdge]>?
+        /// Confirming in place (a computation whose edges are as its last computation left
+        /// them): the storages that computation read, in reading order, with their registries
+        /// (retained by the list). While the reads come in that order, each only moves
+        /// `confirmed` on: nothing is appended to `all`, nothing retained, and no attacher is
+        /// called (each has its edge). The first read that differs appends the confirmed ones
+        /// to `all` (`materialize`), and confirming ends (`expected` nil): from then on every
+        /// access is recorded as without it.
+        var expected: UnsafePointer<[DependencyEdge]>?
+        /// How many of `expected` the reads so far confirmed, in order.
+        var confirmed = 0
     }
 
     /// A storage with an edge: its object's registry and its serial. Serials are never reused,
@@ -130,6 +140,19 @@ enum AccessCapture {
         guard let raw = ThreadSlot.accessCapture.get() else { return }
         let recording = raw.assumingMemoryBound(to: Recording.self)
         if let all = recording.pointee.all {
+            if let expected = recording.pointee.expected {
+                // Confirming in place: the next storage the last computation read, on the
+                // registry it read it on (compared by identity, borrowed: the object keeps it).
+                let index = recording.pointee.confirmed
+                if index < expected.pointee.count, expected.pointee[index].serial == serial,
+                    unsafeDowncast(object, to: ObservableModelBase.self).withExistingRegistry({ ObjectIdentifier($0) })
+                        == ObjectIdentifier(expected.pointee[index].registry)
+                {
+                    recording.pointee.confirmed = index + 1
+                    return
+                }
+                materialize(recording)
+            }
             // Getters only run on models, which stay alive while they are read.
             let registry = unsafeDowncast(object, to: ObservableModelBase.self).registry
             // A known storage (the steady state) never loads the attacher: loading it would
@@ -153,6 +176,21 @@ enum AccessCapture {
 }
 
 extension AccessCapture {
+    /// Ends confirming in place (`Recording.expected`), if the recording still is: the reads
+    /// it confirmed go to `all` as recorded accesses (their registries retained from the
+    /// expected list, which keeps them alive), in front of whatever is recorded next.
+    static func materialize(_ recording: UnsafeMutablePointer<Recording>) {
+        guard let expected = recording.pointee.expected else { return }
+        recording.pointee.expected = nil
+        let confirmed = recording.pointee.confirmed
+        recording.pointee.confirmed = 0
+        guard let all = recording.pointee.all else { return }
+        for index in 0..<confirmed {
+            all.pointee.append(
+                TrackedAccess(registry: expected.pointee[index].registry, serial: expected.pointee[index].serial))
+        }
+    }
+
     /// Called by a computed property's getter, after a tracked read of its value (recorded
     /// before the read): notes the version of the value it returned on that access. The
     /// computation a read may run records into a recording of its own, so the access is the

@@ -255,26 +255,40 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
     func syncSeen(
         owner: ObservableModelBase, serial: UInt64, slot: Int, oldValue: inout Any?, wantsOldValue: Bool
     ) -> Bool {
-        let state: (any SyntheticStateProtocol)?
-        let version: UInt64
         if serial == PathStep.wildcardSerial {
-            state = nil
-            version = Self.digestOfComputedProperties(of: owner)
-        } else {
-            state = withLock { $0.computed(serial: serial) } ?? Self.findComputed(serial: serial, on: owner)
-            guard let state else { return false }
-            version = state.currentVersion(of: owner)
+            return syncSeen(
+                owner: owner, serial: serial, slot: slot, state: nil, oldValue: &oldValue, wantsOldValue: wantsOldValue)
         }
+        // Borrowed, as the registry keeps it (`ComputedLink`): the owner, which the caller
+        // holds, keeps its computed states (a strong copy retained and released it around each
+        // of its three calls below).
+        if let link = withLock({ $0.computedStates.first { $0.serial == serial } }) {
+            return syncSeen(
+                owner: owner, serial: serial, slot: slot, state: link.state, oldValue: &oldValue,
+                wantsOldValue: wantsOldValue)
+        }
+        guard let state = Self.findComputed(serial: serial, on: owner) else { return false }
+        return syncSeen(
+            owner: owner, serial: serial, slot: slot, state: state, oldValue: &oldValue, wantsOldValue: wantsOldValue)
+    }
+
+    /// `syncSeen` once the computed state of `serial` is known (nil for `*`). Out of line: its
+    /// caller passes a borrowed state, which code inlined there retained for its calls.
+    @inline(never)
+    private func syncSeen(
+        owner: ObservableModelBase, serial: UInt64, slot: Int, state: (any SyntheticStateProtocol)?,
+        oldValue: inout Any?, wantsOldValue: Bool
+    ) -> Bool {
+        let version = state?.currentVersion(of: owner) ?? Self.digestOfComputedProperties(of: owner)
         let swapped = withLock { registryState -> (old: UInt64, unheld: Bool)? in
             guard !registryState.isDead else { return nil }
             return registryState.withSeen(of: serial) { $0.set(slot: slot, to: version, counted: state != nil) }
         }
         guard let swapped else { return false }
         let changed = swapped.old != version || version == 0
-        if let state {
-            if changed, wantsOldValue, swapped.old != 0 { oldValue = state.value(ofVersion: swapped.old) }
-            if swapped.unheld { state.dropVersion(swapped.old) }
-        }
+        // Through the optional: a bound copy was retained.
+        if changed, wantsOldValue, swapped.old != 0, state != nil { oldValue = state?.value(ofVersion: swapped.old) }
+        if swapped.unheld { state?.dropVersion(swapped.old) }
         return changed
     }
 

@@ -36,6 +36,10 @@ struct ComputedBookkeeping {
     /// The computing frame (`SyntheticFrame.push`) of the computation holding `scratch`,
     /// allocated with it.
     var frame: UnsafeMutableRawPointer?
+    /// The edges the computation holding `scratch` confirms its reads against
+    /// (`AccessCapture.Recording.expected`), allocated with it; read and written only by that
+    /// computation.
+    var expected: UnsafeMutablePointer<[DependencyEdge]>?
     /// A release build reports a cycle once.
     var reportedCycle = false
 }
@@ -52,6 +56,8 @@ private struct ComputeStart {
     var scratch: UnsafeMutablePointer<TrackingScratch>?
     /// The frame memory that goes with `scratch`.
     var frame: UnsafeMutableRawPointer?
+    /// The expected edges that go with `scratch`.
+    var expected: UnsafeMutablePointer<[DependencyEdge]>?
     /// Unowned: the state keeps its dependencies' subscription for its whole life, and the
     /// computation's caller keeps the state.
     unowned(unsafe) var dependencies: SyntheticDependencies?
@@ -90,9 +96,9 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedBoo
     /// Boxed: an `[Any]` is a concrete type, where every use of a `[Value]` in this
     /// unspecialized code looks up its metadata (≈ 330 instructions per store of a new value).
     @exclusivity(unchecked) private var history: [Any] = []
-    /// The `SyntheticDependencies.edgeChanges` the reused buffer's known edges are as of (see
-    /// `recompute`); read and written only by the computation holding that buffer
-    /// (`scratchBusy`, handed over under the lock).
+    /// The `SyntheticDependencies.edgeChanges` the expected edges (`ComputedBookkeeping.expected`)
+    /// are as of (see `recompute`); read and written only by the computation holding the
+    /// reused buffer (`scratchBusy`, handed over under the lock).
     @exclusivity(unchecked) private var knownEdgeChanges: UInt64 = .max
     /// Set (under the lock) by the first store, never cleared: from then on `storage` holds a
     /// value, so a read can copy it out of the lock's closure as a plain `Value` (no optional
@@ -144,6 +150,10 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedBoo
         storage.deallocate()
         if let scratch = state.scratch { TrackingScratch.free(scratch) }
         state.frame?.deallocate()
+        if let expected = state.expected {
+            expected.deinitialize(count: 1)
+            expected.deallocate()
+        }
     }
 
     var isValid: Bool { withLock { $0.isValid } }
@@ -301,10 +311,14 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedBoo
             if book.scratch == nil {
                 book.scratch = TrackingScratch.allocate()
                 book.frame = SyntheticFrame.allocateFrame()
+                let expected = UnsafeMutablePointer<[DependencyEdge]>.allocate(capacity: 1)
+                expected.initialize(to: [])
+                book.expected = expected
             }
             book.scratchBusy = true
             start.scratch = book.scratch
             start.frame = book.frame
+            start.expected = book.expected
         }
         // Created for `@Lazy` too: an object it was loaded from may deinitialize. Borrowed
         // where it is kept (a copy of the reference would retain and release it).
@@ -349,28 +363,31 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedBoo
         // Another thread computing this value has the reused buffer: one of this computation's own.
         let ownsScratch = start.scratch != nil
         let buffer = start.scratch ?? TrackingScratch.allocate()
-        // Gives the buffer back, emptied (usually one or two accesses: removed one by one, as
-        // `removeAll(keepingCapacity:)` goes through a general replacement). `scratchBusy` is
-        // cleared under the lock of the store, when it can (`releasesScratch`).
-        var releasesScratch = ownsScratch
-        defer {
-            while !buffer.pointee.accesses.isEmpty { buffer.pointee.accesses.removeLast() }
-            if !ownsScratch {
-                TrackingScratch.free(buffer)
-            } else if releasesScratch {
-                withLock { $0.scratchBusy = false }
-            }
+        // Each way out gives the buffer back (`giveBack`), except the usual one: a one-word
+        // value's store clears `scratchBusy` under its own lock (no call of a `defer` block,
+        // which was out of line).
+        if SyntheticFrame.contains(self) {
+            let value = cycleValue(owner, version: &version)
+            giveBack(buffer, owned: ownsScratch)
+            return value
         }
-        if SyntheticFrame.contains(self) { return cycleValue(owner, version: &version) }
         let recording = buffer.recording
         // Each storage's edge is attached as the getter records it, before it reads (the
         // install race: a set between the read and a later wiring would be lost).
         if hasDependencies { recording.pointee.attacher = dependencies }
-        // The reused buffer knows the edges as of its last computation: while no other
-        // computation changed them, reads of those storages skip the attacher (and its lock).
+        // The expected edges are the storages the last computation with the reused buffer read:
+        // while no other computation changed the edges since, reads of those storages in the
+        // same order are confirmed in place (nothing recorded, retained or attached: each has
+        // its edge), the steady state of a computation. Threads: only the computation holding
+        // the reused buffer (`scratchBusy`, taken and given back under the lock) reads or writes
+        // the expected list and `knownEdgeChanges`. Another thread's computation meanwhile (with
+        // a buffer of its own) confirms nothing and may rewire the edges; that moves
+        // `edgeChanges`, so this one then records what it confirmed (`materialize`: the expected
+        // list still retains those registries, whatever the edges hold now) and rewires too.
         var knownIsCurrent = false
-        if ownsScratch, tracksDependencies, knownEdgeChanges == dependencies.currentEdgeChanges {
-            recording.pointee.known = buffer.known
+        let expected = start.expected
+        if let expected, tracksDependencies, knownEdgeChanges == dependencies.currentEdgeChanges {
+            recording.pointee.expected = UnsafePointer(expected)
             knownIsCurrent = true
         }
         let previous = AccessCapture.beginTracking(recording)
@@ -396,17 +413,30 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedBoo
         // Drops the edges of storages this computation no longer read.
         if tracksDependencies {
             // The steady state, checked without the dependencies' lock: this computation read
-            // exactly the storages the buffer knows, and no computation changed the edges since
-            // they were known.
-            let isSteady =
-                knownIsCurrent
-                && AccessCapture.edges(buffer.pointee.known, match: buffer.pointee.accesses, storage: { $0 })
+            // exactly the expected storages, and no computation changed the edges since they
+            // were expected. Confirmed in place, it recorded nothing; otherwise (a read that
+            // differed, or fewer reads) the accesses are compared as recorded.
+            var isSteady =
+                knownIsCurrent && recording.pointee.expected != nil
+                && recording.pointee.confirmed == expected.unsafelyUnwrapped.pointee.count
                 && dependencies.currentEdgeChanges == knownEdgeChanges
             if !isSteady {
-                let changes = dependencies.rewire(
-                    to: buffer.pointee.accesses, known: ownsScratch ? buffer.known : nil, knownIsCurrent: knownIsCurrent
-                )
-                if ownsScratch { knownEdgeChanges = changes }
+                AccessCapture.materialize(recording)
+                isSteady =
+                    knownIsCurrent
+                    && AccessCapture.edges(
+                        expected.unsafelyUnwrapped.pointee, match: buffer.pointee.accesses,
+                        storage: { AccessCapture.KnownEdge(registry: ObjectIdentifier($0.registry), serial: $0.serial) }
+                    )
+                    && dependencies.currentEdgeChanges == knownEdgeChanges
+            }
+            if !isSteady {
+                let (changes, edges) = dependencies.rewire(to: buffer.pointee.accesses)
+                if let expected {
+                    knownEdgeChanges = changes
+                    // The list it replaces is released here, outside every lock.
+                    expected.pointee = edges
+                }
             }
         } else if declared != nil {
             dependencies.rewire(to: Array(buffer.pointee.accesses.prefix(declaredCount)))
@@ -418,13 +448,28 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedBoo
             if let stored = storeWordInPlace(
                 bits, kind: wordKind, generation: generation, keepsHistory: keepsHistory, releasingScratch: true)
             {
-                releasesScratch = false
+                // The buffer is given back (emptied above): not to be touched again here.
                 version = stored
                 return value
             }
         }
         version = store(value, generation: generation, owner: owner)
+        giveBack(buffer, owned: ownsScratch)
         return value
+    }
+
+    /// Gives a computation's tracking buffer back, emptied (usually one or two accesses:
+    /// removed one by one, as `removeAll(keepingCapacity:)` goes through a general
+    /// replacement): the state's reused one (`owned`) by clearing `scratchBusy`, one of its own
+    /// by freeing it.
+    @inline(__always)
+    private func giveBack(_ buffer: UnsafeMutablePointer<TrackingScratch>, owned: Bool) {
+        while !buffer.pointee.accesses.isEmpty { buffer.pointee.accesses.removeLast() }
+        if owned {
+            withLock { $0.scratchBusy = false }
+        } else {
+            TrackingScratch.free(buffer)
+        }
     }
 
     /// `store` for a `wordKind` value (`Int`, `Bool`, `Double`: compared without user code,

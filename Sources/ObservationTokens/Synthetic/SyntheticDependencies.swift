@@ -10,9 +10,13 @@ import Synchronization
 /// nothing is computed until someone reads the value.
 /// `SyntheticDependencies`'s edges, and whether its state's deinit has begun.
 struct DependencyEdges {
-    var list: [(registry: Registry, serial: UInt64, slot: Int)] = []
+    var list: [DependencyEdge] = []
     var stateIsGone = false
 }
+
+/// One edge of a computed property's dependencies: the read object's registry (retained),
+/// the storage's serial, and the edge's slot there.
+typealias DependencyEdge = (registry: Registry, serial: UInt64, slot: Int)
 
 final class SyntheticDependencies: Subscription, AccessAttaching, @unchecked Sendable {  // see Subscription
     /// What it reads and invalidates. Unowned, as the state owns this subscription; used only
@@ -20,9 +24,9 @@ final class SyntheticDependencies: Subscription, AccessAttaching, @unchecked Sen
     /// after which every retain and release of it takes the runtime's slow path.
     private unowned(unsafe) let state: any SyntheticStateProtocol
     private let edges = Locked<DependencyEdges>(state: DependencyEdges())
-    /// Counts changes of `edges` (made under its lock): a computation's known edges
-    /// (`AccessCapture.Recording.known`, refreshed by `rewire`) are current while it stays the
-    /// same.
+    /// Counts changes of `edges` (made under its lock): the edges a computation confirms its
+    /// reads against (`AccessCapture.Recording.expected`, from `rewire`) are current while it
+    /// stays the same.
     private let edgeChanges = Atomic<UInt64>(0)
 
     /// `edgeChanges` now.
@@ -80,15 +84,22 @@ final class SyntheticDependencies: Subscription, AccessAttaching, @unchecked Sen
     /// value. No delivery is counted in: there is no callback to keep, and the state is held
     /// weakly.
     func dependencyChanged(changedObject: ObservableModelBase) {
-        guard isActive, tryRetainState() else { return }
-        // The try-retain keeps the state alive: called through the unowned reference (a strong
-        // copy retained and released it once more), and given back after.
-        defer { Unmanaged.passUnretained(state as AnyObject).release() }
+        guard isActive else { return }
         if isRoot(changedObject) {
+            // The changed object is the state's owner, which the caller holds (its setter, or
+            // the invalidation of another of its computed values, is running): a computed state
+            // lives as long as its owner's storage, destroyed only after every deinit body has
+            // run, so the state is alive here without a try-retain (and its lock). The registry
+            // holds the states `unowned(unsafe)` on the same ground (`ComputedLink`). Called
+            // through the unowned reference: a strong copy retained and released it.
             state.invalidate(owner: changedObject, inDeinit: false)
-        } else if let owner = rootRegistry.weakOwner {
-            state.invalidate(owner: owner, inDeinit: false)
+            return
         }
+        // Another object's change: this state's owner may be going away on another thread, so
+        // the try-retain keeps the state alive, and is given back after.
+        guard tryRetainState() else { return }
+        defer { Unmanaged.passUnretained(state as AnyObject).release() }
+        if let owner = rootRegistry.weakOwner { state.invalidate(owner: owner, inDeinit: false) }
     }
 
     /// An object the computation read deinitialized (inside its deinit, maybe inside the
@@ -121,35 +132,29 @@ final class SyntheticDependencies: Subscription, AccessAttaching, @unchecked Sen
 
     /// Makes the edges match the storages in `accesses`: attaches new ones before detaching
     /// old ones. The steady state (the same storages as last time, in the same order) changes
-    /// nothing and allocates nothing. Refreshes `known` (the edges as a computation's recording
-    /// knows them) unless it is current and the edges stay; returns `edgeChanges` as of the
-    /// edges `known` now lists.
+    /// nothing and allocates nothing. Returns `edgeChanges` as of the edges it leaves, and
+    /// those edges (a copy of the list, which retains their registries: what the next
+    /// computation confirms its reads against, `AccessCapture.Recording.expected`).
     @discardableResult
-    func rewire(
-        to accesses: [AccessCapture.TrackedAccess], known: UnsafeMutablePointer<[AccessCapture.KnownEdge]>? = nil,
-        knownIsCurrent: Bool = false
-    ) -> UInt64 {
+    func rewire(to accesses: [AccessCapture.TrackedAccess]) -> (changes: UInt64, edges: [DependencyEdge]) {
         var hooks = ObservationStateHooks()
-        var released: [(registry: Registry, serial: UInt64, slot: Int)] = []
-        let changes = edges.withLock { state -> UInt64 in
+        var released: [DependencyEdge] = []
+        let result = edges.withLock { state -> (changes: UInt64, edges: [DependencyEdge]) in
             if AccessCapture.edges(
                 state.list, match: accesses,
                 storage: {
                     AccessCapture.KnownEdge(registry: ObjectIdentifier($0.registry), serial: $0.serial)
                 })
             {
-                let edges = state.list
-                if let known, !knownIsCurrent { Self.refresh(known, from: edges) }
-                return edgeChanges.load(ordering: .relaxed)
+                return (edgeChanges.load(ordering: .relaxed), state.list)
             }
             var edges = state.list
             state.list = []  // unique while rebuilt
             defer {
                 state.list = edges
                 edgeChanges.add(1, ordering: .releasing)
-                if let known { Self.refresh(known, from: edges) }
             }
-            var next: [(registry: Registry, serial: UInt64, slot: Int)] = []
+            var next: [DependencyEdge] = []
             for access in accesses {
                 if next.contains(where: { $0.serial == access.serial && $0.registry === access.registry }) { continue }
                 if let index = edges.firstIndex(where: { $0.serial == access.serial && $0.registry === access.registry }
@@ -164,23 +169,11 @@ final class SyntheticDependencies: Subscription, AccessAttaching, @unchecked Sen
             }
             released = edges
             edges = next
-            return edgeChanges.load(ordering: .relaxed) &+ 1
+            return (edgeChanges.load(ordering: .relaxed) &+ 1, next)
         }
         hooks.run()
         withExtendedLifetime(released) {}
-        return changes
-    }
-
-    /// Under the lock: `known` lists `edges`.
-    private static func refresh(
-        _ known: UnsafeMutablePointer<[AccessCapture.KnownEdge]>,
-        from edges: [(registry: Registry, serial: UInt64, slot: Int)]
-    ) {
-        known.pointee.removeAll(keepingCapacity: true)
-        for edge in edges {
-            known.pointee.append(
-                AccessCapture.KnownEdge(registry: ObjectIdentifier(edge.registry), serial: edge.serial))
-        }
+        return result
     }
 
     /// Detaches every edge and ends the subscription.
