@@ -285,7 +285,13 @@ final class ChainSubscription<Root: ObservableModelBase, Value>: Subscription, @
         // endpoint is read now, each segment under its object's store bit (see
         // `KeyPathChain.readExclusively`).
         let root = unsafeDowncast(root, to: Root.self)
-        callback?(observer, root, evaluator.evaluate(root))
+        // The endpoint first, then the callback, called in place: loaded before the evaluation
+        // (which the compiler can't see through), the callback was copied, a retain and a
+        // release of its context. A delivery is running, so nothing releases it meanwhile (see
+        // `releaseCallback`). The evaluator is borrowed (`self` holds it, a `let`): called
+        // through the reference, its closure's context was retained and released too.
+        let value = Unmanaged.passUnretained(evaluator)._withUnsafeGuaranteedRef { $0.evaluate(root) }
+        callback?(observer, root, value)
     }
 
     /// A `.endpointChanges` delivery: the endpoint it compared.
