@@ -505,9 +505,14 @@ struct WalkMemo {
     /// is memoized (`Subscription.retargetAlone`).
     let isAlone: Bool
 
-    init(changed: ObservableModelBase, serial: UInt64, isAlone: Bool = false) {
+    /// `changed` is borrowed (an initializer's argument is otherwise retained by the caller and
+    /// released here).
+    @inline(__always)
+    init(changed: __shared ObservableModelBase, serial: UInt64, isAlone: Bool = false) {
         unmanagedChanged = Unmanaged.passUnretained(changed)
-        unmanagedChangedRegistry = Unmanaged.passUnretained(changed.registry)
+        // Borrowed (the changed object holds it): through `registry`, a retain and a release.
+        unmanagedChangedRegistry =
+            changed.withExistingRegistry { Unmanaged.passUnretained($0) } ?? Unmanaged.passUnretained(changed.registry)
         self.serial = serial
         self.isAlone = isAlone
     }
