@@ -671,8 +671,11 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
         walks.revalidate()
         if let firstPending {
             if pending.isEmpty {
-                // A root that is gone is deinitializing; its deinit ends the subscription.
-                if let root = firstPending.isRoot(owner) ? owner : firstPending.root {
+                // A root that is gone is deinitializing; its deinit ends the subscription. The
+                // owner is passed as it is (not bound with the root first: a retain and release).
+                if firstPending.isRoot(owner) {
+                    firstPending.queue.enqueue(firstPending, retaining: owner)
+                } else if let root = firstPending.root {
                     firstPending.queue.enqueue(firstPending, retaining: root)
                 }
             } else {

@@ -71,17 +71,22 @@ extension Subscription {
     /// A set changed a property that this subscription's paths run through (not as their last
     /// step): moves the edges after it to where the paths run now.
     final func retarget(walks: inout WalkMemo) {
-        guard !isProperty, let extras else { return }
+        guard !isProperty, extras != nil else { return }
         // One path of two linear steps (a chain `\.owner` then `\.count`), the usual case: its
         // only middle edge is step 0, on the root, so the change sits there without a look at
         // the edges (and their lock). `moveEdges` checks under the lock that the edge is still
-        // there and the subscription active, as the scan below would have.
-        if walks.isAlone, extras.paths.count == 1,
-            extras.paths.withUnsafeBufferPointer({ $0[0].hasOneMiddleStep })
+        // there and the subscription active, as the scan below would have. The extras are
+        // borrowed: `self` (alive for the call) holds its `let` extras.
+        let borrowed = Unmanaged.passUnretained(extras.unsafelyUnwrapped)
+        if walks.isAlone,
+            borrowed._withUnsafeGuaranteedRef({ extras in
+                extras.paths.count == 1 && extras.paths.withUnsafeBufferPointer { $0[0].hasOneMiddleStep }
+            })
         {
-            retargetAlone(extras, pathIndex: 0, step: 0, walks: walks)
+            retargetAlone(borrowed, pathIndex: 0, step: 0, walks: walks)
             return
         }
+        guard let extras else { return }
         let changed = walks.changedRegistry
         let serial = walks.serial
         // Where the change sits on each path: its first edge there (a path may loop through it).
@@ -113,7 +118,7 @@ extension Subscription {
             let pathIndex = Int(first.path)
             let linear = extras.paths.withUnsafeBufferPointer { !$0[pathIndex].hasInnerWildcard }
             if linear {
-                retargetAlone(extras, pathIndex: pathIndex, step: Int(first.step), walks: walks)
+                retargetAlone(borrowed, pathIndex: pathIndex, step: Int(first.step), walks: walks)
                 return
             }
         }
@@ -138,8 +143,9 @@ extension Subscription {
     /// `let`), the path (held by the extras' `paths`, a `let`), the changed object and its
     /// registry (held by the setter, through `walks`).
     @inline(__always)
-    private func retargetAlone(_ extras: SubscriptionExtras, pathIndex: Int, step: Int, walks: borrowing WalkMemo) {
-        let extras = Unmanaged.passUnretained(extras)
+    private func retargetAlone(
+        _ extras: Unmanaged<SubscriptionExtras>, pathIndex: Int, step: Int, walks: borrowing WalkMemo
+    ) {
         let changed = walks.unmanagedChanged
         let changedRegistry = walks.unmanagedChangedRegistry
         let serial = walks.serial
@@ -499,9 +505,14 @@ struct WalkMemo {
     /// is memoized (`Subscription.retargetAlone`).
     let isAlone: Bool
 
-    init(changed: ObservableModelBase, serial: UInt64, isAlone: Bool = false) {
+    /// `changed` is borrowed (an initializer's argument is otherwise retained by the caller and
+    /// released here).
+    @inline(__always)
+    init(changed: __shared ObservableModelBase, serial: UInt64, isAlone: Bool = false) {
         unmanagedChanged = Unmanaged.passUnretained(changed)
-        unmanagedChangedRegistry = Unmanaged.passUnretained(changed.registry)
+        // Borrowed (the changed object holds it): through `registry`, a retain and a release.
+        unmanagedChangedRegistry =
+            changed.withExistingRegistry { Unmanaged.passUnretained($0) } ?? Unmanaged.passUnretained(changed.registry)
         self.serial = serial
         self.isAlone = isAlone
     }

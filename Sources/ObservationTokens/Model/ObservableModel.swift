@@ -166,7 +166,18 @@ open class ObservableModelBase {
         {
             WillChangeSubscription.tell(registry)
         }
-        _beginExclusiveRead()
+        // `_beginExclusiveRead`'s loop, inline: a call per set of an object read by paths.
+        while true {
+            let current = _edgeCount.load(ordering: .relaxed)
+            if current & Self._storeBit == 0,
+                _edgeCount.compareExchange(
+                    expected: current, desired: current | Self._storeBit, ordering: .acquiring
+                ).exchanged
+            {
+                return
+            }
+            _yieldWhileStoring()
+        }
     }
 
     /// Takes `_storeBit`; held for one plain store or one read, so waiting is short. Out of

@@ -63,10 +63,11 @@ public struct KeyPathChain<Root: ObservableModelBase, Value>: @unchecked Sendabl
     public func then<Next>(_ keyPath: KeyPath<Value, Next>) -> KeyPathChain<Root, Next>
     where Value: ObservableModelBase {
         let segment = Self.segment(keyPath)
+        let read = Self.exclusiveRead(segment)
         let evaluate = _evaluate
         return KeyPathChain<Root, Next>(
             appendingTo: self, segment: segment, reader: Self.reader(segment), modelReader: Self.modelReader(segment),
-            evaluate: { Self.readExclusively(segment, on: evaluate($0)) })
+            evaluate: { read(evaluate($0)) })
     }
 
     /// Appends a segment read on an optional model; the endpoint becomes optional.
@@ -74,10 +75,11 @@ public struct KeyPathChain<Root: ObservableModelBase, Value>: @unchecked Sendabl
     public func then<Model: ObservableModelBase, Next>(_ keyPath: KeyPath<Model, Next>) -> KeyPathChain<Root, Next?>
     where Value == Model? {
         let segment = Self.segment(keyPath)
+        let read = Self.exclusiveRead(segment)
         let evaluate = _evaluate
         return KeyPathChain<Root, Next?>(
             appendingTo: self, segment: segment, reader: Self.reader(segment), modelReader: Self.modelReader(segment),
-            evaluate: { evaluate($0).map { Self.readExclusively(segment, on: $0) } })
+            evaluate: { evaluate($0).map(read) })
     }
 
     /// Appends an optional segment read on an optional model; optionals are flattened.
@@ -85,10 +87,11 @@ public struct KeyPathChain<Root: ObservableModelBase, Value>: @unchecked Sendabl
     public func then<Model: ObservableModelBase, Next>(_ keyPath: KeyPath<Model, Next?>) -> KeyPathChain<Root, Next?>
     where Value == Model? {
         let segment = Self.segment(keyPath)
+        let read = Self.exclusiveRead(segment)
         let evaluate = _evaluate
         return KeyPathChain<Root, Next?>(
             appendingTo: self, segment: segment, reader: Self.reader(segment), modelReader: Self.modelReader(segment),
-            evaluate: { evaluate($0).flatMap { Self.readExclusively(segment, on: $0) } })
+            evaluate: { evaluate($0).flatMap(read) })
     }
 
     @usableFromInline
@@ -181,6 +184,20 @@ public struct KeyPathChain<Root: ObservableModelBase, Value>: @unchecked Sendabl
         return segment(model, &unused).unsafelyUnwrapped
     }
 
+    /// `readExclusively` of `segment`, as a closure that captures nothing else.
+    ///
+    /// A segment appended with `then` is read through this closure, not in the closure that
+    /// also captures the previous segments' evaluation: the optimizer folds a segment's key path
+    /// into the property's getter only in a closure whose captures are all known where the chain
+    /// is spelled; one that also captures a closure made at run time calls the segment unfolded,
+    /// which instantiates the key path object on every read (≈ 80 instructions and a release).
+    @inlinable @inline(__always)
+    static func exclusiveRead<Model: ObservableModelBase, Next>(
+        _ segment: @escaping Segment<Model, Next>
+    ) -> (Model) -> Next {
+        { readExclusively(segment, on: $0) }
+    }
+
     /// `read` for the endpoint a callback receives: it holds the model's store bit
     /// (`ObservableModel._readExclusively`), since the delivering thread may not own the
     /// properties on the way. (Path walks read through `reader` under the same bit already.)
@@ -268,7 +285,13 @@ final class ChainSubscription<Root: ObservableModelBase, Value>: Subscription, @
         // endpoint is read now, each segment under its object's store bit (see
         // `KeyPathChain.readExclusively`).
         let root = unsafeDowncast(root, to: Root.self)
-        callback?(observer, root, evaluator.evaluate(root))
+        // The endpoint first, then the callback, called in place: loaded before the evaluation
+        // (which the compiler can't see through), the callback was copied, a retain and a
+        // release of its context. A delivery is running, so nothing releases it meanwhile (see
+        // `releaseCallback`). The evaluator is borrowed (`self` holds it, a `let`): called
+        // through the reference, its closure's context was retained and released too.
+        let value = Unmanaged.passUnretained(evaluator)._withUnsafeGuaranteedRef { $0.evaluate(root) }
+        callback?(observer, root, value)
     }
 
     /// A `.endpointChanges` delivery: the endpoint it compared.

@@ -147,8 +147,9 @@ enum PathStep: Sendable {
             !box.readsSyntheticProperty(of: object)
         else { return nil }
         let version = object.storeVersion
-        // Called in place, not bound first: a copy of the closure retains its context.
-        let next = box.key.modelReader.unsafelyUnwrapped(object, box.key.keyPath)
+        // Called in place, not bound first (nor through `unsafelyUnwrapped`, a getter that
+        // hands out a copy): a copy of the closure retains its context.
+        let next = box.key.modelReader!(object, box.key.keyPath)
         return (next, version)
     }
 
