@@ -44,6 +44,17 @@ class Subscription: @unchecked Sendable {  // see the rules above
             .paths([ObservedPath(step: .key(key))])
         }
 
+        /// `key(_:options:)` for a key not made yet: made only for `.endpointChanges`.
+        @inlinable @inline(__always)
+        static func key(_ source: _KeySource, options: ObservationOptions) -> Target {
+            options.contains(.endpointChanges) ? endpoint(source) : .property
+        }
+
+        @usableFromInline
+        static func endpoint(_ source: _KeySource) -> Target {
+            endpoint(source.key)
+        }
+
         /// Several typed key paths of the root.
         @usableFromInline
         static func keys(_ keys: [TypedKey]) -> Target {
@@ -234,6 +245,44 @@ class Subscription: @unchecked Sendable {  // see the rules above
         // A computed value: what it is now is what this token saw at its registration.
         if Registry.isComputed(attached.serial) { _ = syncComputedEdges(root: root) }
         return true
+    }
+
+    /// `startInline(root:key:)` for a key not made yet (`ObservableModelBase._start`): a key
+    /// path resolved before at its site (on this object, or another of its class) attaches
+    /// with one lock round trip and without the key path object; otherwise the key is made
+    /// and attached as `startInline(root:key:)` does, and the site remembered.
+    @inline(__always)
+    final func startInline(root: ObservableModelBase, source: _KeySource) -> Bool {
+        var hooks = ObservationStateHooks()
+        let site = source.site
+        var attached = site != 0 ? rootRegistry.attach(self, site: site, hooks: &hooks) : nil
+        if attached == nil { attached = attachMadeKey(root: root, source: source, site: site, hooks: &hooks) }
+        guard let attached else {
+            end()
+            return false
+        }
+        propertySerial = attached.serial
+        propertySlot = Int32(attached.slot)
+        hooks.run()
+        // A computed value: what it is now is what this token saw at its registration.
+        if Registry.isComputed(attached.serial) { _ = syncComputedEdges(root: root) }
+        return true
+    }
+
+    /// The rest of `startInline(root:source:)`, out of line: the key made, then attached as
+    /// `startInline(root:key:)` attaches it.
+    @inline(never)
+    private func attachMadeKey(
+        root: ObservableModelBase, source: _KeySource, site: UInt, hooks: inout ObservationStateHooks
+    ) -> (serial: UInt64, slot: Int)? {
+        let key = source.key
+        if let attached = rootRegistry.attach(self, keyPath: key.keyPath, site: site, hooks: &hooks) {
+            return attached
+        }
+        guard let serial = key.resolveSerial(on: root),
+            let slot = rootRegistry.attach(self, serial: serial, isLeaf: true, hooks: &hooks)
+        else { return nil }
+        return (serial, slot)
     }
 
     /// Attaches a `.property` target's edge to the root's storage `serial` (a breakpoint on
