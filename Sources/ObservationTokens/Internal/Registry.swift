@@ -126,11 +126,13 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
 
     /// `attach(_:keyPath:site:hooks:)` for a key path known only by the site that makes it
     /// (`_KeySource.site`), without the key path object: nil unless a key path made there was
-    /// resolved on this object or on another of its class.
-    func attach(
-        _ subscription: Subscription, site: UInt, hooks: inout ObservationStateHooks
-    ) -> (serial: UInt64, slot: Int)? {
-        attach(subscription, hooks: &hooks) { state in
+    /// resolved on this object or on another of its class. `transition`: the owner wants to
+    /// hear that the property became observed (see `ObservationStateHooks`); the caller tells
+    /// it, with no lock held.
+    func attachReportingTransition(
+        _ subscription: Subscription, site: UInt
+    ) -> (serial: UInt64, slot: Int, transition: Bool)? {
+        attach(subscription) { state in
             if let known = state.resolvedKeys.serial(forSite: site) { return known }
             // As in `attach(_:keyPath:site:hooks:)`.
             let known = owner._withUnsafeGuaranteedRef { PropertyTable.knownSerial(ofSite: site, in: $0) }
@@ -139,20 +141,27 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
         }
     }
 
-    /// The two above: `resolve` finds the serial under the lock, and the insert follows.
+    /// `attachReportingTransition(_:site:)`, the transition collected in `hooks`.
     @inline(__always)
     private func attach(
         _ subscription: Subscription, hooks: inout ObservationStateHooks,
         resolve: (inout RegistryState) -> UInt64?
     ) -> (serial: UInt64, slot: Int)? {
-        let result = withLock { state -> (serial: UInt64, slot: Int, transition: Bool)? in
+        guard let result = attach(subscription, resolve: resolve) else { return nil }
+        if result.transition { hooks.append(registry: self, serial: result.serial, isObserved: true) }
+        return (result.serial, result.slot)
+    }
+
+    /// The lookups above: `resolve` finds the serial under the lock, and the insert follows.
+    @inline(__always)
+    private func attach(
+        _ subscription: Subscription, resolve: (inout RegistryState) -> UInt64?
+    ) -> (serial: UInt64, slot: Int, transition: Bool)? {
+        withLock { state -> (serial: UInt64, slot: Int, transition: Bool)? in
             guard !state.isDead, let serial = resolve(&state) else { return nil }
             let (slot, transition) = insert(subscription, serial: serial, isLeaf: true, into: &state)
             return (serial, slot, transition)
         }
-        guard let result else { return nil }
-        if result.transition { hooks.append(registry: self, serial: result.serial, isObserved: true) }
-        return (result.serial, result.slot)
     }
 
     /// Under the lock. Whether the property became observed is worked out only for owners that

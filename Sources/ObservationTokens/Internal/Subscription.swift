@@ -253,10 +253,41 @@ class Subscription: @unchecked Sendable {  // see the rules above
     /// and attached as `startInline(root:key:)` does, and the site remembered.
     @inline(__always)
     final func startInline(root: ObservableModelBase, source: _KeySource) -> Bool {
-        var hooks = ObservationStateHooks()
         let site = source.site
-        var attached = site != 0 ? rootRegistry.attach(self, site: site, hooks: &hooks) : nil
-        if attached == nil { attached = attachMadeKey(root: root, source: source, site: site, hooks: &hooks) }
+        // The usual case holds no hooks: the registry says whether the owner wants to hear of
+        // the property becoming observed (owners adopting `ObservationStateObserving`).
+        guard site != 0, let attached = rootRegistry.attachReportingTransition(self, site: site) else {
+            return startMadeKey(root: root, source: source, site: site)
+        }
+        propertySerial = attached.serial
+        propertySlot = Int32(attached.slot)
+        if attached.transition { reportObserved(serial: attached.serial) }
+        // A computed value: what it is now is what this token saw at its registration.
+        if Registry.isComputed(attached.serial) { _ = syncComputedEdges(root: root) }
+        return true
+    }
+
+    /// Tells the root (if it adopts `ObservationStateObserving`) that the property `serial`
+    /// became observed, after the lock.
+    @inline(never)
+    private func reportObserved(serial: UInt64) {
+        var hooks = ObservationStateHooks()
+        hooks.append(registry: rootRegistry, serial: serial, isObserved: true)
+        hooks.run()
+    }
+
+    /// The rest of `startInline(root:source:)`, out of line: the key made, then attached as
+    /// `startInline(root:key:)` attaches it.
+    @inline(never)
+    private func startMadeKey(root: ObservableModelBase, source: _KeySource, site: UInt) -> Bool {
+        var hooks = ObservationStateHooks()
+        let key = source.key
+        var attached = rootRegistry.attach(self, keyPath: key.keyPath, site: site, hooks: &hooks)
+        if attached == nil, let serial = key.resolveSerial(on: root),
+            let slot = rootRegistry.attach(self, serial: serial, isLeaf: true, hooks: &hooks)
+        {
+            attached = (serial, slot)
+        }
         guard let attached else {
             end()
             return false
@@ -264,25 +295,8 @@ class Subscription: @unchecked Sendable {  // see the rules above
         propertySerial = attached.serial
         propertySlot = Int32(attached.slot)
         hooks.run()
-        // A computed value: what it is now is what this token saw at its registration.
         if Registry.isComputed(attached.serial) { _ = syncComputedEdges(root: root) }
         return true
-    }
-
-    /// The rest of `startInline(root:source:)`, out of line: the key made, then attached as
-    /// `startInline(root:key:)` attaches it.
-    @inline(never)
-    private func attachMadeKey(
-        root: ObservableModelBase, source: _KeySource, site: UInt, hooks: inout ObservationStateHooks
-    ) -> (serial: UInt64, slot: Int)? {
-        let key = source.key
-        if let attached = rootRegistry.attach(self, keyPath: key.keyPath, site: site, hooks: &hooks) {
-            return attached
-        }
-        guard let serial = key.resolveSerial(on: root),
-            let slot = rootRegistry.attach(self, serial: serial, isLeaf: true, hooks: &hooks)
-        else { return nil }
-        return (serial, slot)
     }
 
     /// Attaches a `.property` target's edge to the root's storage `serial` (a breakpoint on

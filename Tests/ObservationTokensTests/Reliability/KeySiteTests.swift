@@ -24,6 +24,15 @@ final class SiteSubModel: SiteModel, @unchecked Sendable {
     @Observed var c = 0
 }
 
+/// A subclass that hears when its properties become observed or stop being observed.
+final class SiteReportingModel: SiteModel, ObservationStateObserving, @unchecked Sendable {
+    let reports = RelLock<[String]>([])
+
+    func observationStateDidChange(forProperty property: String, isObserved: Bool) {
+        reports.withLock { $0.append("\(property) \(isObserved)") }
+    }
+}
+
 func siteKeyPathA() -> AnyKeyPath { \SiteModel.a }
 func siteKeyPathB() -> AnyKeyPath { \SiteModel.b }
 
@@ -122,6 +131,31 @@ func siteToken(
         #expect(queue.drain() == 2)
         #expect(fired.withLock { $0 } == 2)
         withExtendedLifetime((earlier, firstTokens, freshToken, subTokens)) {}
+    }
+
+    /// An object that hears of its properties' observers hears of a token attached through a
+    /// site as of any other: once when the first arrives, once when the last leaves.
+    @Test func anObjectHearsOfTokensAttachedThroughASite() throws {
+        // Given objects of a class that reports observers, whose site for `b` is known to its
+        // table (two objects resolve it first) and to the object (a first token there).
+        let queue = CoalescingQueue(target: .manual)
+        let fired = RelLock(0)
+        let sourceB = siteSource(siteKeyPathB)
+        let earlier = [SiteReportingModel(), SiteReportingModel()]
+        var tokens = try earlier.map { try #require(siteToken($0, sourceB, queue: queue, fired: fired)) }
+        let model = SiteReportingModel()
+        #expect(PropertyTable.knownSerial(ofSite: sourceB.site, in: model) != nil)
+
+        // When tokens are made at the site on a fresh object, then dropped.
+        let first = try #require(siteToken(model, sourceB, queue: queue, fired: fired))
+        let second = try #require(siteToken(model, sourceB, queue: queue, fired: fired))
+        #expect(model.reports.withLock { $0 } == ["b true"])
+        first.invalidate()
+        second.invalidate()
+
+        // Then it heard that `b` became observed once, and unobserved once.
+        #expect(model.reports.withLock { $0 } == ["b true", "b false"])
+        tokens.removeAll()
     }
 
     /// Sites are not key path objects: they don't count against the bound on an object's
