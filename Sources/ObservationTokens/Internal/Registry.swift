@@ -105,25 +105,63 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
     /// from the class's table under the same lock (the storage's immutable serial, read off the
     /// owner) and remembered: an object's first token takes this lock once, where resolving
     /// first and attaching then took it three times.
+    ///
+    /// A non-zero `site` (see `_KeySource.site`) is remembered, here and in the class's table,
+    /// as making `keyPath`, for `attach(_:site:hooks:)`.
     func attach(
-        _ subscription: Subscription, keyPath: AnyKeyPath, hooks: inout ObservationStateHooks
+        _ subscription: Subscription, keyPath: AnyKeyPath, site: UInt = 0, hooks: inout ObservationStateHooks
     ) -> (serial: UInt64, slot: Int)? {
-        let result = withLock { state -> (serial: UInt64, slot: Int, transition: Bool)? in
-            guard !state.isDead else { return nil }
+        attach(subscription, hooks: &hooks) { state in
             var known = state.resolvedKeys.serial(for: keyPath)
             if known == nil {
                 // The owner is alive: we hold the lock and it is not dead (see `owner`). The
                 // class table's lock is a leaf: nothing is locked inside it.
-                known = owner._withUnsafeGuaranteedRef { PropertyTable.knownSerial(of: keyPath, in: $0) }
+                known = owner._withUnsafeGuaranteedRef { PropertyTable.knownSerial(of: keyPath, site: site, in: $0) }
                 if let known { state.resolvedKeys.remember(keyPath, serial: known) }
             }
-            guard let serial = known else { return nil }
+            if site != 0, let known { state.resolvedKeys.remember(site: site, serial: known) }
+            return known
+        }
+    }
+
+    /// `attach(_:keyPath:site:hooks:)` for a key path known only by the site that makes it
+    /// (`_KeySource.site`), without the key path object: nil unless a key path made there was
+    /// resolved on this object or on another of its class. `transition`: the owner wants to
+    /// hear that the property became observed (see `ObservationStateHooks`); the caller tells
+    /// it, with no lock held.
+    func attachReportingTransition(
+        _ subscription: Subscription, site: UInt
+    ) -> (serial: UInt64, slot: Int, transition: Bool)? {
+        attach(subscription) { state in
+            if let known = state.resolvedKeys.serial(forSite: site) { return known }
+            // As in `attach(_:keyPath:site:hooks:)`.
+            let known = owner._withUnsafeGuaranteedRef { PropertyTable.knownSerial(ofSite: site, in: $0) }
+            if let known { state.resolvedKeys.remember(site: site, serial: known) }
+            return known
+        }
+    }
+
+    /// `attachReportingTransition(_:site:)`, the transition collected in `hooks`.
+    @inline(__always)
+    private func attach(
+        _ subscription: Subscription, hooks: inout ObservationStateHooks,
+        resolve: (inout RegistryState) -> UInt64?
+    ) -> (serial: UInt64, slot: Int)? {
+        guard let result = attach(subscription, resolve: resolve) else { return nil }
+        if result.transition { hooks.append(registry: self, serial: result.serial, isObserved: true) }
+        return (result.serial, result.slot)
+    }
+
+    /// The lookups above: `resolve` finds the serial under the lock, and the insert follows.
+    @inline(__always)
+    private func attach(
+        _ subscription: Subscription, resolve: (inout RegistryState) -> UInt64?
+    ) -> (serial: UInt64, slot: Int, transition: Bool)? {
+        withLock { state -> (serial: UInt64, slot: Int, transition: Bool)? in
+            guard !state.isDead, let serial = resolve(&state) else { return nil }
             let (slot, transition) = insert(subscription, serial: serial, isLeaf: true, into: &state)
             return (serial, slot, transition)
         }
-        guard let result else { return nil }
-        if result.transition { hooks.append(registry: self, serial: result.serial, isObserved: true) }
-        return (result.serial, result.slot)
     }
 
     /// Under the lock. Whether the property became observed is worked out only for owners that

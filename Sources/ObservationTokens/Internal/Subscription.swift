@@ -44,6 +44,17 @@ class Subscription: @unchecked Sendable {  // see the rules above
             .paths([ObservedPath(step: .key(key))])
         }
 
+        /// `key(_:options:)` for a key not made yet: made only for `.endpointChanges`.
+        @inlinable @inline(__always)
+        static func key(_ source: _KeySource, options: ObservationOptions) -> Target {
+            options.contains(.endpointChanges) ? endpoint(source) : .property
+        }
+
+        @usableFromInline
+        static func endpoint(_ source: _KeySource) -> Target {
+            endpoint(source.key)
+        }
+
         /// Several typed key paths of the root.
         @usableFromInline
         static func keys(_ keys: [TypedKey]) -> Target {
@@ -232,6 +243,58 @@ class Subscription: @unchecked Sendable {  // see the rules above
         propertySlot = Int32(attached.slot)
         hooks.run()
         // A computed value: what it is now is what this token saw at its registration.
+        if Registry.isComputed(attached.serial) { _ = syncComputedEdges(root: root) }
+        return true
+    }
+
+    /// `startInline(root:key:)` for a key not made yet (`ObservableModelBase._start`): a key
+    /// path resolved before at its site (on this object, or another of its class) attaches
+    /// with one lock round trip and without the key path object; otherwise the key is made
+    /// and attached as `startInline(root:key:)` does, and the site remembered.
+    @inline(__always)
+    final func startInline(root: ObservableModelBase, source: _KeySource) -> Bool {
+        let site = source.site
+        // The usual case holds no hooks: the registry says whether the owner wants to hear of
+        // the property becoming observed (owners adopting `ObservationStateObserving`).
+        guard site != 0, let attached = rootRegistry.attachReportingTransition(self, site: site) else {
+            return startMadeKey(root: root, source: source, site: site)
+        }
+        propertySerial = attached.serial
+        propertySlot = Int32(attached.slot)
+        if attached.transition { reportObserved(serial: attached.serial) }
+        // A computed value: what it is now is what this token saw at its registration.
+        if Registry.isComputed(attached.serial) { _ = syncComputedEdges(root: root) }
+        return true
+    }
+
+    /// Tells the root (if it adopts `ObservationStateObserving`) that the property `serial`
+    /// became observed, after the lock.
+    @inline(never)
+    private func reportObserved(serial: UInt64) {
+        var hooks = ObservationStateHooks()
+        hooks.append(registry: rootRegistry, serial: serial, isObserved: true)
+        hooks.run()
+    }
+
+    /// The rest of `startInline(root:source:)`, out of line: the key made, then attached as
+    /// `startInline(root:key:)` attaches it.
+    @inline(never)
+    private func startMadeKey(root: ObservableModelBase, source: _KeySource, site: UInt) -> Bool {
+        var hooks = ObservationStateHooks()
+        let key = source.key
+        var attached = rootRegistry.attach(self, keyPath: key.keyPath, site: site, hooks: &hooks)
+        if attached == nil, let serial = key.resolveSerial(on: root),
+            let slot = rootRegistry.attach(self, serial: serial, isLeaf: true, hooks: &hooks)
+        {
+            attached = (serial, slot)
+        }
+        guard let attached else {
+            end()
+            return false
+        }
+        propertySerial = attached.serial
+        propertySlot = Int32(attached.slot)
+        hooks.run()
         if Registry.isComputed(attached.serial) { _ = syncComputedEdges(root: root) }
         return true
     }

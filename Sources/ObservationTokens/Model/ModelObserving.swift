@@ -46,16 +46,16 @@ extension ModelObserving where Self: ObservableModelBase {
         _ callback: @escaping @Sendable (Self) -> Void
     ) -> ObservationToken {
         let access = _KeyPathAccess(consume keyPath)
-        let key = access.key
+        let source = access.source
         let site = CreationSite(fileID: fileID, line: line, kind: .property, options: options)
         return _observe(
-            key,
+            source,
             subscription: _ModelSubscription(
-                root: self, target: .key(key, options: options), options: options, queue: queue, site: site,
+                root: self, target: .key(source, options: options), options: options, queue: queue, site: site,
                 callback: callback),
             orTrack: {
                 _observeTracked(
-                    key, read: _TrackedRead(access), observer: nil, options: options, queue: queue, site: site,
+                    source.key, read: _TrackedRead(access), observer: nil, options: options, queue: queue, site: site,
                     keepsLast: false,
                     reportsMisuse: true
                 ) { (_: AnyObject?, model: Self, _: Value, _: Value) in callback(model) }.token
@@ -108,15 +108,16 @@ extension ModelObserving where Self: ObservableModelBase {
         queue: CoalescingQueue, site: CreationSite, _ callback: @escaping @Sendable (Observer, Self) -> Void
     ) -> ObservationToken {
         let access = _KeyPathAccess(consume keyPath)
-        let key = access.key
+        let source = access.source
         return _observe(
-            key,
+            source,
             subscription: _ObserverSubscription(
-                root: self, observer: observer, target: .key(key, options: options), options: options, queue: queue,
-                site: site, callback: callback),
+                root: self, observer: observer, target: .key(source, options: options), options: options,
+                queue: queue, site: site, callback: callback),
             orTrack: {
                 _observeTracked(
-                    key, read: _TrackedRead(access), observer: observer, options: options, queue: queue, site: site,
+                    source.key, read: _TrackedRead(access), observer: observer, options: options, queue: queue,
+                    site: site,
                     keepsLast: false, reportsMisuse: true
                 ) { (observer: AnyObject?, model: Self, _: Value, _: Value) in
                     // Deliveries pass the observer given at creation, alive.
@@ -143,6 +144,15 @@ extension ObservableModelBase {
         return track()
     }
 
+    /// `_observe(_:subscription:orTrack:)` for a key not made yet (the key path entry points).
+    @inlinable @inline(__always)
+    final func _observe(
+        _ source: _KeySource, subscription: consuming Subscription, orTrack track: () -> ObservationToken
+    ) -> ObservationToken {
+        if let token = _start(source, subscription: consume subscription) { return token }
+        return track()
+    }
+
     /// The non-inlined half of `_observe`: nil when the key path needs tracking. The token
     /// takes over the caller's reference to the subscription (a borrowed one was retained for
     /// the token and released by the caller: ≈ 40 instructions per token).
@@ -155,6 +165,21 @@ extension ObservableModelBase {
             return token
         }
         // `.endpointChanges`: a one-step path.
+        let token = ObservationToken(subscription: subscription)
+        return start(token.subscription) ? token : nil
+    }
+
+    /// `_start(_:subscription:)` for a key not made yet: a key path already resolved at its
+    /// site (`_KeySource.site`) attaches without the key path object.
+    @usableFromInline
+    final func _start(_ source: _KeySource, subscription: consuming Subscription) -> ObservationToken? {
+        if subscription.isProperty {
+            guard subscription.startInline(root: self, source: source) else { return nil }
+            let token = ObservationToken(subscription: subscription)
+            if token.subscription.isInitial { token.subscription.deliverNow(oldValue: nil, isChange: false) }
+            return token
+        }
+        // `.endpointChanges`: a one-step path (its target made the key).
         let token = ObservationToken(subscription: subscription)
         return start(token.subscription) ? token : nil
     }

@@ -196,9 +196,21 @@ struct PropertyTable: Sendable {
     /// The serial, in `object`, of the storage a typed key path read on another object of its
     /// class, if it was resolved before: `entry(forKeyPath:)` without copying the table or its
     /// entries (an object's first token asks this).
-    static func knownSerial(of keyPath: AnyKeyPath, in object: ObservableModelBase) -> UInt64? {
+    ///
+    /// A non-zero `site` (see `_KeySource.site`) is remembered as making `keyPath`.
+    static func knownSerial(of keyPath: AnyKeyPath, site: UInt = 0, in object: ObservableModelBase) -> UInt64? {
         withContents(of: type(of: object)) { contents in
             guard let index = contents.keyPaths.index(of: keyPath) else { return nil }
+            if site != 0 { contents.keyPaths.remember(site: site, index: index) }
+            return contents.entries.withUnsafeBufferPointer { $0[index].serial(in: object) }
+        }
+    }
+
+    /// `knownSerial(of:in:)` for the key path made at `site` (see `_KeySource.site`), without
+    /// the key path: known once a key path made there was resolved on an object of the class.
+    static func knownSerial(ofSite site: UInt, in object: ObservableModelBase) -> UInt64? {
+        withContents(of: type(of: object)) { contents in
+            guard let index = contents.keyPaths.index(ofSite: site) else { return nil }
             return contents.entries.withUnsafeBufferPointer { $0[index].serial(in: object) }
         }
     }
@@ -253,24 +265,47 @@ struct PropertyTable: Sendable {
 /// A class's resolved typed key paths, by key path identity. Key path objects are retained, so
 /// an identity can't be reused while remembered. Bounded per property, like the per-object
 /// cache: key paths built at run time are new objects each time and push out only key paths
-/// to the same property.
-final class KeyPathEntries: Locked<[(keyPath: AnyKeyPath, index: Int)]>, @unchecked Sendable {  // see Locked
+/// to the same property. Also the call sites (`_KeySource.site`) whose key paths were resolved
+/// here: code addresses, never reused, as many as the program has such places.
+final class KeyPathEntries: Locked<KeyPathEntries.State>, @unchecked Sendable {  // see Locked
+    struct State {
+        var keyPaths: [(keyPath: AnyKeyPath, index: Int)] = []
+        var sites: [(site: UInt, index: Int)] = []
+    }
+
     static let limitPerProperty = 16
 
     init() {
-        super.init(state: [])
+        super.init(state: State())
     }
 
     func index(of keyPath: AnyKeyPath) -> Int? {
-        withLock { state in state.first { $0.keyPath === keyPath }?.index }
+        withLock { state in state.keyPaths.first { $0.keyPath === keyPath }?.index }
+    }
+
+    /// The entry index of the key path made at `site`, if known.
+    func index(ofSite site: UInt) -> Int? {
+        withLock { state in
+            state.sites.withUnsafeBufferPointer { sites in
+                for known in sites where known.site == site { return known.index }
+                return nil
+            }
+        }
     }
 
     func remember(_ keyPath: AnyKeyPath, index: Int) {
         withLock { state in
-            guard !state.contains(where: { $0.keyPath === keyPath }) else { return }
-            let same = state.indices.filter { state[$0].index == index }
-            if same.count >= Self.limitPerProperty { state.remove(at: same[0]) }
-            state.append((keyPath, index))
+            guard !state.keyPaths.contains(where: { $0.keyPath === keyPath }) else { return }
+            let same = state.keyPaths.indices.filter { state.keyPaths[$0].index == index }
+            if same.count >= Self.limitPerProperty { state.keyPaths.remove(at: same[0]) }
+            state.keyPaths.append((keyPath, index))
+        }
+    }
+
+    func remember(site: UInt, index: Int) {
+        withLock { state in
+            guard !state.sites.contains(where: { $0.site == site }) else { return }
+            state.sites.append((site, index))
         }
     }
 }

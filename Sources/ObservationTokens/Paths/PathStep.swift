@@ -386,6 +386,67 @@ struct TypedKey: @unchecked Sendable {
     }
 }
 
+/// A `TypedKey` not made yet: the closure that makes the key path, and the reader. Built by the
+/// inlinable single-key-path entry points (`_KeyPathAccess.source`), so that a token on a key
+/// path already resolved is attached without asking the runtime for the key path object (a
+/// call that hands it out retained, ≈ 100 instructions with the key's making and releasing).
+///
+/// `@unchecked Sendable`: the closure only makes an (immutable) key path, and `reader` only
+/// applies one.
+@usableFromInline
+struct _KeySource: @unchecked Sendable {
+    /// The closure that makes the key path, alone in a struct (see `site`).
+    @usableFromInline
+    struct Maker {
+        @usableFromInline
+        let make: () -> AnyKeyPath
+
+        @inlinable @inline(__always)
+        init(_ make: @escaping () -> AnyKeyPath) {
+            self.make = make
+        }
+    }
+
+    @usableFromInline
+    let maker: Maker
+    @usableFromInline
+    let reader: (ObservableModelBase, AnyKeyPath) -> Any?
+
+    @inlinable @inline(__always)
+    init(keyPathOf: @escaping () -> AnyKeyPath, reader: @escaping (ObservableModelBase, AnyKeyPath) -> Any?) {
+        maker = Maker(keyPathOf)
+        self.reader = reader
+    }
+
+    /// The key, with its key path made now.
+    @usableFromInline
+    var key: TypedKey { TypedKey(keyPathOf: maker.make, reader: reader) }
+
+    /// The place that makes the key path, when it is a place of its own, else 0: the address of
+    /// the maker's code when the closure has no context.
+    ///
+    /// Why that identifies the key path: a closure without a context is a plain function of
+    /// no arguments, so what it returns depends on its code alone; the key path it makes is
+    /// the same one (for a literal, the same object) on every call. Where the key path is a
+    /// literal the optimizer moves it into the closure (see `_KeyPathAccess`), which then
+    /// captures nothing; a key path that is a value at the call site (a variable, a parameter),
+    /// or code not optimized, leaves a context, and the key is made as before. Code addresses
+    /// are never reused while the program runs (Swift images are not unloaded), so an address
+    /// remembered as a site names the same key path for good, and an address of code is never
+    /// a key path object's (whose identities the same caches keep).
+    var site: UInt {
+        // A closure is two words: its code's address and its context (a reference, nil when it
+        // captures nothing). Read through `Maker`, whose one field it is: the closure itself,
+        // handed to generic code, would be wrapped in a thunk with a context of its own. The
+        // check on the layout folds away.
+        let word = MemoryLayout<UInt>.size
+        guard MemoryLayout<Maker>.size == 2 * word else { return 0 }
+        return withUnsafeBytes(of: maker) { closure in
+            closure.load(fromByteOffset: word, as: UInt.self) == 0 ? closure.load(as: UInt.self) : 0
+        }
+    }
+}
+
 /// A `TypedKey` in a box of its own, for `PathStep.typed`: copying the step retains the box
 /// alone, and the key inside is read in place.
 final class TypedKeyBox: Sendable {

@@ -253,6 +253,16 @@ struct _KeyPathAccess<Model: ObservableModelBase, Value>: @unchecked Sendable {
             keyPathOf: { KeyPathChain<Model, Value>.keyPath(of: segment) },
             reader: TypedKey.reader(Model.self, Value.self))
     }
+
+    /// `key`, not made yet: where the key path is a literal, the closure that makes it captures
+    /// nothing, and its code names the key path (`_KeySource.site`).
+    @inlinable @inline(__always)
+    var source: _KeySource {
+        let segment = segment
+        return _KeySource(
+            keyPathOf: { KeyPathChain<Model, Value>.keyPath(of: segment) },
+            reader: TypedKey.reader(Model.self, Value.self))
+    }
 }
 
 /// A programming error that would otherwise observe nothing, silently: a trap with `message`
