@@ -5,7 +5,10 @@
 /// process). A lookup scans the entries in place, comparing identities, and touches no
 /// reference count; the key path objects are kept only to hold the identities valid while
 /// cached. The first entry is kept apart: an object that resolves one key path (the first
-/// token on a fresh object, an object with one token) allocates nothing for it.
+/// token on a fresh object, an object with one token) allocates nothing for it, and a lookup
+/// on a fresh object reads one word. The next two are kept inline too, behind one optional
+/// (`more`): an object that resolves up to three (a view-model's tokens on its model) allocates
+/// and frees nothing for them, and an object with one entry destroys nothing but that one.
 struct ResolvedKeys {
     private struct Entry {
         let id: ObjectIdentifier
@@ -13,31 +16,52 @@ struct ResolvedKeys {
         let keyPath: AnyKeyPath
     }
 
+    /// The entries after the first: the second and third inline, the others in an array.
+    private struct More {
+        var second: Entry
+        var third: Entry?
+        /// The entries after the third, oldest first (empty while `third` is nil).
+        var entries: [Entry] = []
+    }
+
     /// The first entry's identity (a trivial value: checking it touches no reference count);
     /// nil while nothing is cached.
     private var firstID: ObjectIdentifier?
     private var firstSerial: UInt64 = 0
     private var firstKeyPath: AnyKeyPath?
-    /// The entries after the first, oldest first.
-    private var entries: [Entry] = []
+    /// Nil while at most one entry is cached.
+    private var more: More?
 
     /// Key path objects remembered per property.
     static let limitPerProperty = 16
 
     /// Key path objects cached (for tests).
-    var count: Int { (firstID == nil ? 0 : 1) + entries.count }
+    var count: Int {
+        guard let more else { return firstID == nil ? 0 : 1 }
+        return 2 + (more.third == nil ? 0 : 1) + more.entries.count
+    }
 
     /// The serial `keyPath` resolved to, if it is cached. The first entry is checked inline (a
     /// call for a fresh object's first token, or for an object with one key path, cost more).
+    ///
+    /// Mutating only so that `self` is passed in place: a copy of the whole cache (its inline
+    /// entries) was made for each lookup.
     @inline(__always)
-    func serial(for keyPath: AnyKeyPath) -> UInt64? {
+    mutating func serial(for keyPath: AnyKeyPath) -> UInt64? {
+        // Nothing cached (a fresh object's first token): one word read. (`more` is nil then.)
+        guard let first = firstID else { return nil }
         let id = ObjectIdentifier(keyPath)
-        if firstID == id { return firstSerial }
-        return entries.isEmpty ? nil : serial(inEntries: id)
+        if first == id { return firstSerial }
+        if case .none = more { return nil }
+        return serial(inMore: id)
     }
 
-    private func serial(inEntries id: ObjectIdentifier) -> UInt64? {
-        entries.withUnsafeBufferPointer { entries in
+    /// The entries after the first (`more` is not nil). Their identities and serials are read
+    /// in place (trivial values: no reference count touched).
+    private mutating func serial(inMore id: ObjectIdentifier) -> UInt64? {
+        if more.unsafelyUnwrapped.second.id == id { return more.unsafelyUnwrapped.second.serial }
+        if more.unsafelyUnwrapped.third?.id == id { return more.unsafelyUnwrapped.third?.serial }
+        return more.unsafelyUnwrapped.entries.withUnsafeBufferPointer { entries in
             for index in entries.indices where entries[index].id == id { return entries[index].serial }
             return nil
         }
@@ -63,25 +87,45 @@ struct ResolvedKeys {
 
     private mutating func remember(afterFirst keyPath: AnyKeyPath, serial: UInt64) {
         guard self.serial(for: keyPath) == nil else { return }
-        var sameProperty = firstSerial == serial ? 1 : 0
-        var oldest = -1
-        for index in entries.indices where entries[index].serial == serial {
-            sameProperty += 1
-            if oldest < 0 { oldest = index }
-        }
         let entry = Entry(id: ObjectIdentifier(keyPath), serial: serial, keyPath: keyPath)
+        guard case .some = more else {
+            more = More(second: entry, third: nil)
+            return
+        }
+        guard case .some = more!.third else {
+            more!.third = entry
+            return
+        }
+        // Positions: 0 the first entry, 1 the second, 2 the third, 3… `entries`.
+        var sameProperty = firstSerial == serial ? 1 : 0
+        var oldest = firstSerial == serial ? 0 : -1
+        if more!.second.serial == serial {
+            sameProperty += 1
+            if oldest < 0 { oldest = 1 }
+        }
+        if more!.third!.serial == serial {
+            sameProperty += 1
+            if oldest < 0 { oldest = 2 }
+        }
+        for index in more!.entries.indices where more!.entries[index].serial == serial {
+            sameProperty += 1
+            if oldest < 0 { oldest = index + 3 }
+        }
         if sameProperty >= Self.limitPerProperty {
-            if firstSerial == serial {
-                // The first entry is this property's oldest: it goes, and the next entry (of
-                // any property) takes its place.
-                let next = entries.removeFirst()
-                firstID = next.id
-                firstSerial = next.serial
-                firstKeyPath = next.keyPath
+            // This property's oldest entry goes; the entries after it move up one position.
+            // (At the limit, `entries` holds several.)
+            if oldest <= 0 {
+                firstID = more!.second.id
+                firstSerial = more!.second.serial
+                firstKeyPath = more!.second.keyPath
+            }
+            if oldest <= 1 { more!.second = more!.third! }
+            if oldest <= 2 {
+                more!.third = more!.entries.removeFirst()
             } else {
-                entries.remove(at: oldest)
+                more!.entries.remove(at: oldest - 3)
             }
         }
-        entries.append(entry)
+        more!.entries.append(entry)
     }
 }

@@ -478,17 +478,18 @@ struct HardKeyPathCacheTests {
     }
 
     /// Run-time key paths push out only key paths to their own property, wherever the cache
-    /// keeps them (its first entry is kept apart): a key path to another property stays cached,
-    /// whether it was resolved before them or after one of them, and every token still fires.
-    @Test(arguments: [true, false])
-    func runTimeKeyPathsPushOutOnlyTheirOwnProperty(otherPropertyFirst: Bool) {
+    /// keeps them (its first two entries are kept apart): a key path to another property stays
+    /// cached, whether it was resolved first, second or third (after one or two of them), and
+    /// every token still fires.
+    @Test(arguments: [0, 1, 2])
+    func runTimeKeyPathsPushOutOnlyTheirOwnProperty(otherPosition: Int) {
         let queue = CoalescingQueue(target: .manual)
         let model = HardWide()
         let other: KeyPath<HardWide, Int> = \HardWide.p2
         func built() -> KeyPath<HardWide, Int> { (\HardWide.self).appending(path: \HardWide.p1) }
         let fired = RelLock(0)
         var tokens: [ObservationToken] = []
-        if !otherPropertyFirst {
+        for _ in 0..<otherPosition {
             tokens.append(model.observe(built(), queue: queue) { _ in fired.withLock { $0 += 1 } })
         }
         tokens.append(model.observe(other, queue: queue) { _ in fired.withLock { $0 += 1 } })
