@@ -11,9 +11,12 @@
 /// and frees nothing for them, and an object with one entry destroys nothing but that one.
 struct ResolvedKeys {
     private struct Entry {
-        let id: ObjectIdentifier
         let serial: UInt64
         let keyPath: AnyKeyPath
+
+        /// The key path's identity, read off the reference in place (no reference count
+        /// touched). Not stored: the registry zeroes every byte of `more` when it is made.
+        var id: ObjectIdentifier { ObjectIdentifier(keyPath) }
     }
 
     /// The entries after the first: the second and third inline, the others in an array.
@@ -87,7 +90,7 @@ struct ResolvedKeys {
 
     private mutating func remember(afterFirst keyPath: AnyKeyPath, serial: UInt64) {
         guard self.serial(for: keyPath) == nil else { return }
-        let entry = Entry(id: ObjectIdentifier(keyPath), serial: serial, keyPath: keyPath)
+        let entry = Entry(serial: serial, keyPath: keyPath)
         guard case .some = more else {
             more = More(second: entry, third: nil)
             return
