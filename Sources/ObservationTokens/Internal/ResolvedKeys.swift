@@ -5,7 +5,10 @@
 /// process). A lookup scans the entries in place, comparing identities, and touches no
 /// reference count; the key path objects are kept only to hold the identities valid while
 /// cached. The first entry is kept apart: an object that resolves one key path (the first
-/// token on a fresh object, an object with one token) allocates nothing for it.
+/// token on a fresh object, an object with one token) allocates nothing for it, and a lookup
+/// on a fresh object reads one word. The next two are kept inline too, behind one optional
+/// (`more`): an object that resolves up to three (a view-model's tokens on its model) allocates
+/// and frees nothing for them, and an object with one entry destroys nothing but that one.
 ///
 /// An entry may also stand for a key path's call site (`_KeySource.site`: the address of the
 /// code that makes the key path, which never changes and is never reused), with no key path
@@ -20,46 +23,82 @@ struct ResolvedKeys {
         let keyPath: AnyKeyPath?
     }
 
+    /// The entries after the first: the second and third inline, the others in an array.
+    private struct More {
+        var second: Entry
+        var third: Entry?
+        /// The entries after the third, oldest first (empty while `third` is nil).
+        var entries: [Entry] = []
+    }
+
     /// The first entry's identity (a trivial value: checking it touches no reference count);
     /// 0 while nothing is cached.
     private var firstID: UInt = 0
     private var firstSerial: UInt64 = 0
     /// Nil for a call site, and while nothing is cached.
     private var firstKeyPath: AnyKeyPath?
-    /// The entries after the first, oldest first.
-    private var entries: [Entry] = []
+    /// Nil while at most one entry is cached.
+    private var more: More?
 
     /// Key path objects remembered per property. Call sites are not counted (nor pushed out):
     /// there are only as many as the program has places that make key paths.
     static let limitPerProperty = 16
 
+    /// The number of entries, the first included.
+    private var entryCount: Int {
+        guard firstID != 0 else { return 0 }
+        guard let more else { return 1 }
+        return 2 + (more.third == nil ? 0 : 1) + more.entries.count
+    }
+
+    /// The entry at `position` (< `entryCount`): 0 the first, 1 the second, 2 the third,
+    /// 3… `entries`.
+    private func entry(at position: Int) -> Entry {
+        switch position {
+        case 0: Entry(id: firstID, serial: firstSerial, keyPath: firstKeyPath)
+        case 1: more!.second
+        case 2: more!.third!
+        default: more!.entries[position - 3]
+        }
+    }
+
     /// Key path objects cached (for tests).
-    var count: Int { (firstKeyPath == nil ? 0 : 1) + entries.count { $0.keyPath != nil } }
+    var count: Int { (0..<entryCount).count { entry(at: $0).keyPath != nil } }
 
     /// Call sites cached (for tests).
-    var siteCount: Int { (firstID != 0 && firstKeyPath == nil ? 1 : 0) + entries.count { $0.keyPath == nil } }
+    var siteCount: Int { (0..<entryCount).count { entry(at: $0).keyPath == nil } }
 
     /// The serial `keyPath` resolved to, if it is cached. The first entry is checked inline (a
     /// call for a fresh object's first token, or for an object with one key path, cost more).
+    ///
+    /// Mutating only so that `self` is passed in place: a copy of the whole cache (its inline
+    /// entries) was made for each lookup.
     @inline(__always)
-    func serial(for keyPath: AnyKeyPath) -> UInt64? {
+    mutating func serial(for keyPath: AnyKeyPath) -> UInt64? {
         serial(forID: UInt(bitPattern: ObjectIdentifier(keyPath)))
     }
 
     /// The serial the key path made at `site` (non-zero) resolved to, if it is cached.
     @inline(__always)
-    func serial(forSite site: UInt) -> UInt64? {
+    mutating func serial(forSite site: UInt) -> UInt64? {
         serial(forID: site)
     }
 
     @inline(__always)
-    private func serial(forID id: UInt) -> UInt64? {
+    private mutating func serial(forID id: UInt) -> UInt64? {
+        // Nothing cached (a fresh object's first token): one word read. (`more` is nil then.)
+        guard firstID != 0 else { return nil }
         if firstID == id { return firstSerial }
-        return entries.isEmpty ? nil : serial(inEntries: id)
+        if case .none = more { return nil }
+        return serial(inMore: id)
     }
 
-    private func serial(inEntries id: UInt) -> UInt64? {
-        entries.withUnsafeBufferPointer { entries in
+    /// The entries after the first (`more` is not nil). Their identities and serials are read
+    /// in place (trivial values: no reference count touched).
+    private mutating func serial(inMore id: UInt) -> UInt64? {
+        if more.unsafelyUnwrapped.second.id == id { return more.unsafelyUnwrapped.second.serial }
+        if more.unsafelyUnwrapped.third?.id == id { return more.unsafelyUnwrapped.third?.serial }
+        return more.unsafelyUnwrapped.entries.withUnsafeBufferPointer { entries in
             for index in entries.indices where entries[index].id == id { return entries[index].serial }
             return nil
         }
@@ -103,28 +142,44 @@ struct ResolvedKeys {
 
     private mutating func remember(afterFirst id: UInt, keyPath: AnyKeyPath?, serial: UInt64) {
         guard self.serial(forID: id) == nil else { return }
-        let entry = Entry(id: id, serial: serial, keyPath: keyPath)
-        if keyPath != nil {
-            let firstIsSame = firstKeyPath != nil && firstSerial == serial
-            var sameProperty = firstIsSame ? 1 : 0
-            var oldest = -1
-            for index in entries.indices where entries[index].keyPath != nil && entries[index].serial == serial {
-                sameProperty += 1
-                if oldest < 0 { oldest = index }
-            }
-            if sameProperty >= Self.limitPerProperty {
-                if firstIsSame {
-                    // The first entry is this property's oldest: it goes, and the next entry (of
-                    // any property, or a call site) takes its place.
-                    let next = entries.removeFirst()
-                    firstID = next.id
-                    firstSerial = next.serial
-                    firstKeyPath = next.keyPath
-                } else {
-                    entries.remove(at: oldest)
-                }
-            }
+        let added = Entry(id: id, serial: serial, keyPath: keyPath)
+        guard case .some = more else {
+            more = More(second: added, third: nil)
+            return
         }
-        entries.append(entry)
+        guard case .some = more!.third else {
+            more!.third = added
+            return
+        }
+        if keyPath != nil {
+            // Positions: 0 the first entry, 1 the second, 2 the third, 3… `entries`. Only key
+            // path objects of this property count, and only they are pushed out.
+            var sameProperty = 0
+            var oldest = -1
+            for position in 0..<entryCount {
+                let other = entry(at: position)
+                guard other.keyPath != nil, other.serial == serial else { continue }
+                sameProperty += 1
+                if oldest < 0 { oldest = position }
+            }
+            if sameProperty >= Self.limitPerProperty { remove(at: oldest) }
+        }
+        more!.entries.append(added)
+    }
+
+    /// Removes the entry at `position` (see `remember(afterFirst:keyPath:serial:)`); the entries
+    /// after it move up one position. Only at the limit, when `entries` holds several.
+    private mutating func remove(at position: Int) {
+        if position <= 0 {
+            firstID = more!.second.id
+            firstSerial = more!.second.serial
+            firstKeyPath = more!.second.keyPath
+        }
+        if position <= 1 { more!.second = more!.third! }
+        if position <= 2 {
+            more!.third = more!.entries.removeFirst()
+        } else {
+            more!.entries.remove(at: position - 3)
+        }
     }
 }

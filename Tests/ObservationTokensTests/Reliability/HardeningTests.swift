@@ -477,18 +477,51 @@ struct HardKeyPathCacheTests {
         #expect(cached <= ResolvedKeys.limitPerProperty)
     }
 
+    /// The cache itself, on distinct key path objects (a subscript with a run-time argument
+    /// makes a new one each time): key paths to one property push out only that property's
+    /// oldest, wherever the other property's entry is kept (inline first, second or third, or in
+    /// the array); the newest stay found, the pushed-out ones don't, and the count stays bounded.
+    @Test(arguments: [0, 1, 2, 3])
+    func resolvedKeysPushOutOnlyTheOldestOfTheirOwnProperty(otherPosition: Int) {
+        // Given a cache holding another property's key path at `otherPosition`
+        var keys = ResolvedKeys()
+        func fresh(_ index: Int) -> AnyKeyPath { \[Int].[index] }
+        let other = fresh(-1)
+        var remembered: [AnyKeyPath] = []
+        for index in 0..<otherPosition {
+            remembered.append(fresh(index))
+            keys.remember(remembered[index], serial: 1)
+        }
+        keys.remember(other, serial: 2)
+
+        // When many more key paths to the first property are remembered
+        for index in otherPosition..<100 {
+            remembered.append(fresh(index))
+            keys.remember(remembered[index], serial: 1)
+        }
+
+        // Then the other property's key path is still found, and of the first property's only the
+        // newest `limitPerProperty` are
+        #expect(keys.count == ResolvedKeys.limitPerProperty + 1)
+        #expect(keys.serial(for: other) == 2)
+        let kept = remembered.suffix(ResolvedKeys.limitPerProperty)
+        #expect(kept.allSatisfy { keys.serial(for: $0) == 1 })
+        #expect(remembered.dropLast(ResolvedKeys.limitPerProperty).allSatisfy { keys.serial(for: $0) == nil })
+    }
+
     /// Run-time key paths push out only key paths to their own property, wherever the cache
-    /// keeps them (its first entry is kept apart): a key path to another property stays cached,
-    /// whether it was resolved before them or after one of them, and every token still fires.
-    @Test(arguments: [true, false])
-    func runTimeKeyPathsPushOutOnlyTheirOwnProperty(otherPropertyFirst: Bool) {
+    /// keeps them (its first two entries are kept apart): a key path to another property stays
+    /// cached, whether it was resolved first, second or third (after one or two of them), and
+    /// every token still fires.
+    @Test(arguments: [0, 1, 2])
+    func runTimeKeyPathsPushOutOnlyTheirOwnProperty(otherPosition: Int) {
         let queue = CoalescingQueue(target: .manual)
         let model = HardWide()
         let other: KeyPath<HardWide, Int> = \HardWide.p2
         func built() -> KeyPath<HardWide, Int> { (\HardWide.self).appending(path: \HardWide.p1) }
         let fired = RelLock(0)
         var tokens: [ObservationToken] = []
-        if !otherPropertyFirst {
+        for _ in 0..<otherPosition {
             tokens.append(model.observe(built(), queue: queue) { _ in fired.withLock { $0 += 1 } })
         }
         tokens.append(model.observe(other, queue: queue) { _ in fired.withLock { $0 += 1 } })
