@@ -784,22 +784,32 @@ class Subscription: @unchecked Sendable {  // see the rules above
                 owner: root, serial: propertySerial, slot: Int(propertySlot), oldValue: &oldValue,
                 wantsOldValue: wantsOldValue)
         }
-        guard let extras else { return false }
+        // Borrowed: a `let` of this subscription, which the caller holds (a `guard let` copy
+        // was retained and released).
+        guard let extras = extras.map(Unmanaged.passUnretained) else { return false }
         // Usually one such edge: kept inline, nothing allocated; its registry retained by hand
-        // (a trivial element: the loop counts no references), released at the end.
-        let edges = extras.withLock { state in
-            var computed = SmallArray<(registry: Unmanaged<Registry>, serial: UInt64, slot: Int)>()
-            for edge in state.edges where Registry.isComputed(edge.serial) || edge.serial == PathStep.wildcardSerial {
-                computed.append((Unmanaged.passRetained(edge.registry), edge.serial, edge.slot))
+        // (a trivial element: the loop counts no references), released at the end — except the
+        // root's registry, which this subscription holds (`rootRegistry`, a `let`) for as long
+        // as it lives, and the caller holds this subscription: borrowed, no retain.
+        let rootBorrowed = Unmanaged.passUnretained(rootRegistry)
+        let edges = extras._withUnsafeGuaranteedRef { extras in
+            extras.withLock { state in
+                var computed = SmallArray<(registry: Unmanaged<Registry>, serial: UInt64, slot: Int)>()
+                for edge in state.edges
+                where Registry.isComputed(edge.serial) || edge.serial == PathStep.wildcardSerial {
+                    let borrowed = Unmanaged.passUnretained(edge.registry)
+                    let registry = borrowed.toOpaque() == rootBorrowed.toOpaque() ? rootBorrowed : borrowed.retain()
+                    computed.append((registry, edge.serial, edge.slot))
+                }
+                return computed
             }
-            return computed
         }
         var changed = false
         for edge in edges {
             // Borrowed (the list's retain keeps it), and the root as the caller keeps it: strong
             // copies retained and released each once per edge.
             let edgeChanged = edge.registry._withUnsafeGuaranteedRef { registry -> Bool in
-                if registry === rootRegistry {
+                if edge.registry.toOpaque() == rootBorrowed.toOpaque() {
                     return registry.syncSeen(
                         owner: root, serial: edge.serial, slot: edge.slot, oldValue: &oldValue,
                         wantsOldValue: wantsOldValue && !changed)
@@ -811,7 +821,7 @@ class Subscription: @unchecked Sendable {  // see the rules above
             }
             changed = changed || edgeChanged
         }
-        for edge in edges { edge.registry.release() }
+        for edge in edges where edge.registry.toOpaque() != rootBorrowed.toOpaque() { edge.registry.release() }
         return changed
     }
 
