@@ -106,8 +106,14 @@ public struct KeyPathChain<Root: ObservableModelBase, Value>: @unchecked Sendabl
     @usableFromInline
     typealias Segment<Model, Next> = (Model?, inout AnyKeyPath?) -> Next?
 
+    ///
+    /// `Model` is a class here (and in `read` and `keyPath(of:)`): a `Model?` of an
+    /// unconstrained `Model` is passed through memory, and the read copied the model out of it
+    /// (a retain and a release around every getter call that the optimizer left in).
     @inlinable @inline(__always)
-    static func segment<Model, Next>(_ keyPath: __owned KeyPath<Model, Next>) -> Segment<Model, Next> {
+    static func segment<Model: ObservableModelBase, Next>(
+        _ keyPath: __owned KeyPath<Model, Next>
+    ) -> Segment<Model, Next> {
         { model, keyPathOut in
             guard let model else {
                 keyPathOut = keyPath
@@ -119,7 +125,7 @@ public struct KeyPathChain<Root: ObservableModelBase, Value>: @unchecked Sendabl
 
     /// The key path `segment` reads.
     @inlinable @inline(__always)
-    static func keyPath<Model, Next>(of segment: Segment<Model, Next>) -> AnyKeyPath {
+    static func keyPath<Model: ObservableModelBase, Next>(of segment: Segment<Model, Next>) -> AnyKeyPath {
         var keyPath: AnyKeyPath?
         _ = segment(nil, &keyPath)
         return keyPath.unsafelyUnwrapped
@@ -179,7 +185,7 @@ public struct KeyPathChain<Root: ObservableModelBase, Value>: @unchecked Sendabl
     }
 
     @inlinable @inline(__always)
-    static func read<Model, Next>(_ segment: Segment<Model, Next>, on model: Model) -> Next {
+    static func read<Model: ObservableModelBase, Next>(_ segment: Segment<Model, Next>, on model: Model) -> Next {
         var unused: AnyKeyPath?
         return segment(model, &unused).unsafelyUnwrapped
     }
