@@ -24,6 +24,24 @@ public struct KeyPathChain<Root: ObservableModelBase, Value>: @unchecked Sendabl
     /// The endpoint now; nil when an optional intermediate is nil.
     @usableFromInline
     let evaluate: (Root) -> Value
+    /// Calls a delivery's callback with the endpoint (`ChainSubscription.invoke`); made where the
+    /// chain is spelled, where it is specialized, and it captures nothing.
+    @usableFromInline
+    let deliver: Deliver
+
+    /// `evaluate`, then the callback with its value. Called from the subscription's generic
+    /// code, a plain local of the endpoint's type was handled through its value witnesses: a
+    /// destroy (a call of ≈ 30 instructions) for trivial values too (`Int?`, `Bool`, `Double`).
+    @usableFromInline
+    typealias Deliver = (
+        _ evaluate: (Root) -> Value, _ root: Root, _ observer: AnyObject?,
+        _ callback: @Sendable (AnyObject?, Root, Value) -> Void
+    ) -> Void
+
+    @inlinable @inline(__always)
+    static var deliverer: Deliver {
+        { evaluate, root, observer, callback in callback(observer, root, evaluate(root)) }
+    }
 
     /// Adds the segment read by `segment` to `previous` (nil for the first segment).
     ///
@@ -35,7 +53,7 @@ public struct KeyPathChain<Root: ObservableModelBase, Value>: @unchecked Sendabl
         segment: @escaping Segment<Model, Next>,
         reader: @escaping (ObservableModelBase, AnyKeyPath) -> Any?,
         modelReader: ((ObservableModelBase, AnyKeyPath) -> ObservableModelBase??)?,
-        evaluate: @escaping (Root) -> Value
+        evaluate: @escaping (Root) -> Value, deliver: @escaping Deliver
     ) {
         var keyPath: AnyKeyPath?
         _ = segment(nil, &keyPath)
@@ -43,6 +61,7 @@ public struct KeyPathChain<Root: ObservableModelBase, Value>: @unchecked Sendabl
             TypedKey(keyPath: KeyPathIdentity.canonical(keyPath!), reader: reader, modelReader: modelReader))
         steps = previous.map { $0.steps + [key] } ?? [key]
         self.evaluate = evaluate
+        self.deliver = deliver
     }
 
     /// Starts a chain with an `@Observed` property of `Root`.
@@ -52,7 +71,7 @@ public struct KeyPathChain<Root: ObservableModelBase, Value>: @unchecked Sendabl
         self.init(
             appendingTo: KeyPathChain<Root, Value>?.none, segment: segment, reader: Self.reader(segment),
             modelReader: Self.modelReader(segment),
-            evaluate: { Self.readExclusively(segment, on: $0) })
+            evaluate: { Self.readExclusively(segment, on: $0) }, deliver: Self.deliverer)
     }
 
     /// The number of segments.
@@ -67,7 +86,7 @@ public struct KeyPathChain<Root: ObservableModelBase, Value>: @unchecked Sendabl
         let evaluate = _evaluate
         return KeyPathChain<Root, Next>(
             appendingTo: self, segment: segment, reader: Self.reader(segment), modelReader: Self.modelReader(segment),
-            evaluate: { read(evaluate($0)) })
+            evaluate: { read(evaluate($0)) }, deliver: KeyPathChain<Root, Next>.deliverer)
     }
 
     /// Appends a segment read on an optional model; the endpoint becomes optional.
@@ -79,7 +98,7 @@ public struct KeyPathChain<Root: ObservableModelBase, Value>: @unchecked Sendabl
         let evaluate = _evaluate
         return KeyPathChain<Root, Next?>(
             appendingTo: self, segment: segment, reader: Self.reader(segment), modelReader: Self.modelReader(segment),
-            evaluate: { evaluate($0).map(read) })
+            evaluate: { evaluate($0).map(read) }, deliver: KeyPathChain<Root, Next?>.deliverer)
     }
 
     /// Appends an optional segment read on an optional model; optionals are flattened.
@@ -91,7 +110,7 @@ public struct KeyPathChain<Root: ObservableModelBase, Value>: @unchecked Sendabl
         let evaluate = _evaluate
         return KeyPathChain<Root, Next?>(
             appendingTo: self, segment: segment, reader: Self.reader(segment), modelReader: Self.modelReader(segment),
-            evaluate: { evaluate($0).flatMap(read) })
+            evaluate: { evaluate($0).flatMap(read) }, deliver: KeyPathChain<Root, Next?>.deliverer)
     }
 
     @usableFromInline
@@ -106,8 +125,14 @@ public struct KeyPathChain<Root: ObservableModelBase, Value>: @unchecked Sendabl
     @usableFromInline
     typealias Segment<Model, Next> = (Model?, inout AnyKeyPath?) -> Next?
 
+    ///
+    /// `Model` is a class here (and in `read` and `keyPath(of:)`): a `Model?` of an
+    /// unconstrained `Model` is passed through memory, and the read copied the model out of it
+    /// (a retain and a release around every getter call that the optimizer left in).
     @inlinable @inline(__always)
-    static func segment<Model, Next>(_ keyPath: __owned KeyPath<Model, Next>) -> Segment<Model, Next> {
+    static func segment<Model: ObservableModelBase, Next>(
+        _ keyPath: __owned KeyPath<Model, Next>
+    ) -> Segment<Model, Next> {
         { model, keyPathOut in
             guard let model else {
                 keyPathOut = keyPath
@@ -119,7 +144,7 @@ public struct KeyPathChain<Root: ObservableModelBase, Value>: @unchecked Sendabl
 
     /// The key path `segment` reads.
     @inlinable @inline(__always)
-    static func keyPath<Model, Next>(of segment: Segment<Model, Next>) -> AnyKeyPath {
+    static func keyPath<Model: ObservableModelBase, Next>(of segment: Segment<Model, Next>) -> AnyKeyPath {
         var keyPath: AnyKeyPath?
         _ = segment(nil, &keyPath)
         return keyPath.unsafelyUnwrapped
@@ -179,7 +204,7 @@ public struct KeyPathChain<Root: ObservableModelBase, Value>: @unchecked Sendabl
     }
 
     @inlinable @inline(__always)
-    static func read<Model, Next>(_ segment: Segment<Model, Next>, on model: Model) -> Next {
+    static func read<Model: ObservableModelBase, Next>(_ segment: Segment<Model, Next>, on model: Model) -> Next {
         var unused: AnyKeyPath?
         return segment(model, &unused).unsafelyUnwrapped
     }
@@ -219,7 +244,7 @@ public struct KeyPathChain<Root: ObservableModelBase, Value>: @unchecked Sendabl
     /// it kept the chain's own `evaluate` (a closure context, each holding the previous
     /// segment's) to free at its end.
     var shared: (paths: [ObservedPath], evaluator: ChainEvaluator<Root, Value>) {
-        ObservedPath.chainPaths(steps) { ChainEvaluator(evaluate) }
+        ObservedPath.chainPaths(steps) { ChainEvaluator(evaluate, deliver: deliver) }
     }
 }
 
@@ -229,9 +254,11 @@ public struct KeyPathChain<Root: ObservableModelBase, Value>: @unchecked Sendabl
 /// `@unchecked Sendable`: it holds only a closure that applies key paths.
 final class ChainEvaluator<Root: ObservableModelBase, Value>: @unchecked Sendable {
     let evaluate: (Root) -> Value
+    let deliver: KeyPathChain<Root, Value>.Deliver
 
-    init(_ evaluate: @escaping (Root) -> Value) {
+    init(_ evaluate: @escaping (Root) -> Value, deliver: @escaping KeyPathChain<Root, Value>.Deliver) {
         self.evaluate = evaluate
+        self.deliver = deliver
     }
 
     /// The value a `.endpointChanges` delivery passes: the endpoint it compared, or the chain
@@ -285,13 +312,17 @@ final class ChainSubscription<Root: ObservableModelBase, Value>: Subscription, @
         // endpoint is read now, each segment under its object's store bit (see
         // `KeyPathChain.readExclusively`).
         let root = unsafeDowncast(root, to: Root.self)
-        // The endpoint first, then the callback, called in place: loaded before the evaluation
-        // (which the compiler can't see through), the callback was copied, a retain and a
-        // release of its context. A delivery is running, so nothing releases it meanwhile (see
-        // `releaseCallback`). The evaluator is borrowed (`self` holds it, a `let`): called
-        // through the reference, its closure's context was retained and released too.
-        let value = Unmanaged.passUnretained(evaluator)._withUnsafeGuaranteedRef { $0.evaluate(root) }
-        callback?(observer, root, value)
+        // The chain's `deliver`, made where the chain was spelled, reads the endpoint and calls
+        // the callback with it, so no generic code here handles a `Value` (a local of it was
+        // destroyed through its value witness, ≈ 30 instructions, for `Int?` too). The callback
+        // is loaded (a retain and a release of its context); a delivery is running, so nothing
+        // else releases it meanwhile (see `releaseCallback`). The evaluator is borrowed (`self`
+        // holds it, a `let`): called through the reference, its closures' context was retained
+        // and released too.
+        guard let callback else { return }
+        Unmanaged.passUnretained(evaluator)._withUnsafeGuaranteedRef {
+            $0.deliver($0.evaluate, root, observer, callback)
+        }
     }
 
     /// A `.endpointChanges` delivery: the endpoint it compared.
