@@ -227,9 +227,15 @@ class Subscription: @unchecked Sendable {  // see the rules above
     /// call fewer per token.
     @inline(__always)
     final func startInline(root: ObservableModelBase, key: TypedKey) -> Bool {
+        start(root: root, madeKey: key, site: 0)
+    }
+
+    /// Attaches a made key: the known key path (the usual case) resolved and attached under
+    /// one lock, else resolved on `root` first. A non-zero `site` is remembered as making it.
+    @inline(__always)
+    private func start(root: ObservableModelBase, madeKey key: TypedKey, site: UInt) -> Bool {
         var hooks = ObservationStateHooks()
-        // Known key path (the usual case): resolved and attached under one lock.
-        var attached = rootRegistry.attach(self, keyPath: key.keyPath, hooks: &hooks)
+        var attached = rootRegistry.attach(self, keyPath: key.keyPath, site: site, hooks: &hooks)
         if attached == nil, let serial = key.resolveSerial(on: root),
             let slot = rootRegistry.attach(self, serial: serial, isLeaf: true, hooks: &hooks)
         {
@@ -280,23 +286,7 @@ class Subscription: @unchecked Sendable {  // see the rules above
     /// `startInline(root:key:)` attaches it.
     @inline(never)
     private func startMadeKey(root: ObservableModelBase, source: _KeySource, site: UInt) -> Bool {
-        var hooks = ObservationStateHooks()
-        let key = source.key
-        var attached = rootRegistry.attach(self, keyPath: key.keyPath, site: site, hooks: &hooks)
-        if attached == nil, let serial = key.resolveSerial(on: root),
-            let slot = rootRegistry.attach(self, serial: serial, isLeaf: true, hooks: &hooks)
-        {
-            attached = (serial, slot)
-        }
-        guard let attached else {
-            end()
-            return false
-        }
-        propertySerial = attached.serial
-        propertySlot = Int32(attached.slot)
-        hooks.run()
-        if Registry.isComputed(attached.serial) { _ = syncComputedEdges(root: root) }
-        return true
+        start(root: root, madeKey: source.key, site: site)
     }
 
     /// Attaches a `.property` target's edge to the root's storage `serial` (a breakpoint on
