@@ -166,24 +166,21 @@ open class ObservableModelBase {
         {
             WillChangeSubscription.tell(registry)
         }
-        // `_beginExclusiveRead`'s loop, inline: a call per set of an object read by paths.
-        while true {
-            let current = _edgeCount.load(ordering: .relaxed)
-            if current & Self._storeBit == 0,
-                _edgeCount.compareExchange(
-                    expected: current, desired: current | Self._storeBit, ordering: .acquiring
-                ).exchanged
-            {
-                return
-            }
-            _yieldWhileStoring()
-        }
+        // Inline: a call per set of an object read by paths.
+        _takeStoreBit()
     }
 
     /// Takes `_storeBit`; held for one plain store or one read, so waiting is short. Out of
     /// line: stores of objects read by paths, and the library's reads of them.
     @usableFromInline @inline(never)
     final func _beginExclusiveRead() {
+        _takeStoreBit()
+    }
+
+    /// Waits for `_storeBit` to be free and takes it (acquiring): the loop of
+    /// `_beginExclusiveStore` and `_beginExclusiveRead`, inlined into each.
+    @inline(__always)
+    private final func _takeStoreBit() {
         while true {
             let current = _edgeCount.load(ordering: .relaxed)
             if current & Self._storeBit == 0,
