@@ -26,8 +26,58 @@ private final class ChainSubNode: ChainNode {
     @Observed var more = 0
 }
 
+/// A node for `owner.count` that records its observation-state transitions (`"count+"`, …).
+///
+/// `@unchecked Sendable`: used on one thread.
+private final class HookedChainNode: ObservableModel, ObservationStateObserving, @unchecked Sendable {
+    @Observed var owner: HookedChainNode?
+    @Observed var count = 0
+    let transitions = CoreRecorder<String>()
+
+    func observationStateDidChange(forProperty property: String, isObserved: Bool) {
+        transitions.append("\(property)\(isObserved ? "+" : "-")")
+    }
+}
+
 @Suite("Key path chains")
 struct KeyPathChainTests {
+    @Test func aTwoStepChainsLeafTellsEachOwnerWhenItArrivesAndWhenItLeaves() {
+        // Given root.owner.count on nodes that report when a property becomes observed or not
+        let queue = CoalescingQueue(target: .manual)
+        let root = HookedChainNode()
+        let first = HookedChainNode()
+        let second = HookedChainNode()
+        let seen = PathRecorder<Int?>()
+        let chain = KeyPathChain(\HookedChainNode.owner).then(\.count)
+        let token = root.observe(.chain(chain), queue: queue) { _, count in seen.record(count) }
+
+        // When root.owner moves: to first, to second, to nil, to first again, to the root itself
+        root.owner = first
+        root.owner = second
+        root.owner = nil
+        root.owner = first
+        first.count = 7
+        root.owner = root
+        root.count = 9
+
+        // Then each node heard its count become observed when the leaf arrived and unobserved
+        // when it left, one delivery tells the endpoint, and only the root keeps edges
+        #expect(queue.drain() == 1)
+        #expect(seen.values == [9])
+        #expect(first.transitions.entries == ["count+", "count-", "count+", "count-"])
+        #expect(second.transitions.entries == ["count+", "count-"])
+        #expect(root.transitions.entries == ["owner+", "count+"])
+        #expect(first.observedPropertyCount == 0)
+        #expect(second.observedPropertyCount == 0)
+        #expect(root.observerCount(of: \.count) == 1)
+
+        // When the token ends, then the root hears both its properties become unobserved
+        token.invalidate()
+        #expect(Set(root.transitions.entries.dropFirst(2)) == ["owner-", "count-"])
+        #expect(root.observedPropertyCount == 0)
+        root.owner = nil
+    }
+
     @Test func aTwoStepChainFollowsItsLeafAcrossOwnersOfAClassAndItsSubclass() {
         // Given root.owner.count, and owners of a class and of a subclass of it
         let queue = CoalescingQueue(target: .manual)

@@ -44,6 +44,16 @@ struct Edge {
         step = 0
     }
 
+    /// A path's leaf edge at `step` of path 0 (`Subscription.moveTwoStepLeaf`).
+    init(leafOnPath0 registry: Registry, serial: UInt64, slot: Int, step: Int32) {
+        self.registry = registry
+        self.serial = serial
+        self.slot = slot
+        isLeaf = true
+        path = 0
+        self.step = step
+    }
+
     /// This edge, kept in place for `key` (same object, property and role).
     func kept(for key: ObservedPath.EdgeKey) -> Edge {
         Edge(key, slot: slot)
@@ -83,6 +93,7 @@ extension Subscription {
                 extras.paths.count == 1 && extras.paths.withUnsafeBufferPointer { $0[0].hasOneMiddleStep }
             })
         {
+            if moveTwoStepLeaf(borrowed, walks: walks) { return }
             retargetAlone(borrowed, pathIndex: 0, step: 0, walks: walks)
             return
         }
@@ -186,6 +197,104 @@ extension Subscription {
                 }
             }
         }
+    }
+
+    /// `retargetAlone` for the one path of two steps, moved from its root (a chain `\.owner`
+    /// then `\.count`, retargeted by a set of `owner`: W17's view-model token), when the
+    /// subscription's edges have that path's shape (its middle edge, and at most its leaf): reads
+    /// where the leaf runs now (`ObservedPath.readTwoStepLeaf`) and moves the leaf edge, with no
+    /// walk keys (nor their retains of the registries), buffers or shape checks of keys. Returns
+    /// false, having changed nothing, when the path can't be read this way or the edges have
+    /// another shape; the caller then walks (`retargetAlone`).
+    ///
+    /// As `moveEdgesAlone` and `moveLeafEdge`: a walk whose middle edge is gone (another
+    /// retarget moved the path off the changed object) or of an ended subscription moves
+    /// nothing; the new leaf is attached before the old one is detached (a property that stays
+    /// observed never reports 1 → 0 → 1); the hooks run after the lock. The leaf object, held by
+    /// the read, keeps its registry alive while it is borrowed here. Nothing is read again after
+    /// the move: the only value read was this set's own (see `walkEdges`).
+    @inline(__always)
+    private func moveTwoStepLeaf(_ extras: Unmanaged<SubscriptionExtras>, walks: borrowing WalkMemo) -> Bool {
+        let serial = walks.serial
+        let expected = walks.unmanagedChangedRegistry.toOpaque()
+        let path = extras._withUnsafeGuaranteedRef { extras in
+            extras.paths.withUnsafeBufferPointer { Unmanaged.passUnretained($0[0]) }
+        }
+        let read = path._withUnsafeGuaranteedRef { path in
+            walks.unmanagedChanged._withUnsafeGuaranteedRef { path.readTwoStepLeaf(from: $0, changedSerial: serial) }
+        }
+        guard let read else { return false }
+        // The leaf's registry, borrowed (the leaf holds it; the read holds the leaf).
+        let leafRegistry = read.map { leaf in
+            leaf.leaf.withExistingRegistry { Unmanaged.passUnretained($0) }
+                ?? Unmanaged.passUnretained(leaf.leaf.registry)
+        }
+        let leafSerial = read?.serial ?? 0
+        var hooks = ObservationStateHooks()
+        let isMoved = extras._withUnsafeGuaranteedRef { extras in
+            extras.withLock { state -> Bool in
+                guard isActive else { return true }
+                let count = state.edges.count
+                // (isThere, isShape): the walk's middle edge is still there; the edges are it and
+                // at most the leaf.
+                let (isThere, isShape) = state.edges.withUnsafeBufferPointer { edges in
+                    let isMiddle = { (edge: Edge) in
+                        edge.path == 0 && edge.step == 0 && !edge.isLeaf && edge.serial == serial
+                            && Unmanaged.passUnretained(edge.registry).toOpaque() == expected
+                    }
+                    if count == 1 || count == 2, isMiddle(edges[0]) {
+                        return (true, count == 1 || (edges[1].path == 0 && edges[1].step == 1 && edges[1].isLeaf))
+                    }
+                    return (edges.contains(where: isMiddle), false)
+                }
+                guard isThere else { return true }
+                guard isShape else { return false }
+                var slot: Int?
+                if let read, let leafRegistry {
+                    if count == 2 {
+                        let isKept = state.edges.withUnsafeBufferPointer {
+                            $0[1].serial == read.serial
+                                && Unmanaged.passUnretained($0[1].registry).toOpaque() == leafRegistry.toOpaque()
+                        }
+                        if isKept { return true }
+                    }
+                    slot = leafRegistry._withUnsafeGuaranteedRef {
+                        $0.attach(self, serial: read.serial, isLeaf: true, hooks: &hooks)
+                    }
+                }
+                // As `moveLeafEdge`: the old leaf is moved out of the list and detached; its
+                // place takes the new leaf, or goes when there is none (or its object
+                // deinitialized since the read).
+                var old: Edge?
+                if count == 2 {
+                    if let slot, let leafRegistry {
+                        old = state.edges.withUnsafeMutableBufferPointer { edges in
+                            let base = edges.baseAddress! + 1
+                            let moved = base.move()
+                            base.initialize(
+                                to: Edge(
+                                    leafOnPath0: leafRegistry.takeUnretainedValue(), serial: leafSerial, slot: slot,
+                                    step: 1))
+                            return moved
+                        }
+                    } else {
+                        old = state.edges.removeLast()
+                    }
+                } else if let slot, let leafRegistry {
+                    state.edges.append(
+                        Edge(leafOnPath0: leafRegistry.takeUnretainedValue(), serial: leafSerial, slot: slot, step: 1))
+                }
+                if let old {
+                    Unmanaged.passUnretained(old.registry)._withUnsafeGuaranteedRef {
+                        $0.detach(serial: old.serial, slot: old.slot, hooks: &hooks)
+                    }
+                }
+                return true
+            }
+        }
+        hooks.run()
+        withExtendedLifetime(read) {}
+        return isMoved
     }
 
     /// `moveEdges(path:from:expecting:to:)` for `retargetAlone`, with the extras and the

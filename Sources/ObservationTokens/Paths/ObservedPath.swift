@@ -428,6 +428,34 @@ final class ObservedPath: Sendable {
         return readOwnSet && !readOther
     }
 
+    /// `walkEdges` for a path of one middle step walked from its root by a set of that step's
+    /// property on this thread (a chain `\.owner` then `\.count`, retargeted by a set of
+    /// `owner`): where the leaf runs now, without making the walk's keys. The middle edge can't
+    /// move (it is the changed property itself), so the leaf is all a retarget needs.
+    ///
+    /// Nil, having read nothing, when the walk can't be read this way (a step that is not a
+    /// typed key, a first read that is not the setter's own value: see
+    /// `PathStep.readChangedModel`); the caller then walks. `.some(nil)` when the path ends
+    /// before its leaf (the middle value is nil, or not a model), or the new object doesn't
+    /// have the leaf's property. The only value read is the setter's own, so, as for
+    /// `walkEdges` returning true, nothing needs reading again after the edge moved.
+    ///
+    /// The leaf object is returned retained (the read's own reference): it keeps the object and
+    /// its registry alive while the caller moves the edge.
+    @inline(__always)
+    func readTwoStepLeaf(from object: ObservableModelBase, changedSerial: UInt64) -> (
+        leaf: ObservableModelBase, serial: UInt64
+    )?? {
+        guard hasOneMiddleStep, let middleKey = unretainedKeys[0], let leafKey = unretainedKeys[1],
+            let changed = middleKey._withUnsafeGuaranteedRef({
+                PathStep.readChangedModel($0, on: object, serial: changedSerial)
+            })
+        else { return nil }
+        guard let next = changed.next, let next else { return .some(nil) }
+        guard let serial = leafKey._withUnsafeGuaranteedRef({ $0.resolveSerial(on: next) }) else { return .some(nil) }
+        return .some((next, serial))
+    }
+
     /// The serial of a path's last step that is not a typed key: a name, or `*` (whose synthetic
     /// properties are evaluated first, so that the edge hears of their dependencies).
     private func leafSerial(_ index: Int, on object: ObservableModelBase) -> UInt64? {
