@@ -224,11 +224,8 @@ extension Subscription {
             walks.unmanagedChanged._withUnsafeGuaranteedRef { path.readTwoStepLeaf(from: $0, changedSerial: serial) }
         }
         guard let read else { return false }
-        // The leaf's registry, borrowed (the leaf holds it; the read holds the leaf).
-        let leafRegistry = read.map { leaf in
-            leaf.leaf.withExistingRegistry { Unmanaged.passUnretained($0) }
-                ?? Unmanaged.passUnretained(leaf.leaf.registry)
-        }
+        // The leaf's registry is borrowed: the leaf holds it, and the read holds the leaf.
+        let leafRegistry = read?.registry
         let leafSerial = read?.serial ?? 0
         var hooks = ObservationStateHooks()
         let isMoved = extras._withUnsafeGuaranteedRef { extras in
@@ -250,16 +247,16 @@ extension Subscription {
                 guard isThere else { return true }
                 guard isShape else { return false }
                 var slot: Int?
-                if let read, let leafRegistry {
+                if let leafRegistry {
                     if count == 2 {
                         let isKept = state.edges.withUnsafeBufferPointer {
-                            $0[1].serial == read.serial
+                            $0[1].serial == leafSerial
                                 && Unmanaged.passUnretained($0[1].registry).toOpaque() == leafRegistry.toOpaque()
                         }
                         if isKept { return true }
                     }
                     slot = leafRegistry._withUnsafeGuaranteedRef {
-                        $0.attach(self, serial: read.serial, isLeaf: true, hooks: &hooks)
+                        $0.attach(self, serial: leafSerial, isLeaf: true, hooks: &hooks)
                     }
                 }
                 // As `moveLeafEdge`: the old leaf is moved out of the list and detached; its
@@ -293,7 +290,7 @@ extension Subscription {
             }
         }
         hooks.run()
-        withExtendedLifetime(read) {}
+        read?.leaf.release()
         return isMoved
     }
 

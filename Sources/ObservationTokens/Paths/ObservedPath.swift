@@ -440,11 +440,12 @@ final class ObservedPath: Sendable {
     /// have the leaf's property. The only value read is the setter's own, so, as for
     /// `walkEdges` returning true, nothing needs reading again after the edge moved.
     ///
-    /// The leaf object is returned retained (the read's own reference): it keeps the object and
-    /// its registry alive while the caller moves the edge.
+    /// The leaf object is returned retained (the read's own reference, released by the caller
+    /// with `leaf.release()`): it keeps the object, and its registry, returned borrowed, alive
+    /// while the caller moves the edge.
     @inline(__always)
     func readTwoStepLeaf(from object: ObservableModelBase, changedSerial: UInt64) -> (
-        leaf: ObservableModelBase, serial: UInt64
+        leaf: Unmanaged<ObservableModelBase>, registry: Unmanaged<Registry>, serial: UInt64
     )?? {
         guard hasOneMiddleStep, let middleKey = unretainedKeys[0], let leafKey = unretainedKeys[1],
             let changed = middleKey._withUnsafeGuaranteedRef({
@@ -453,7 +454,10 @@ final class ObservedPath: Sendable {
         else { return nil }
         guard let next = changed.next, let next else { return .some(nil) }
         guard let serial = leafKey._withUnsafeGuaranteedRef({ $0.resolveSerial(on: next) }) else { return .some(nil) }
-        return .some((next, serial))
+        // Borrowed (`next` holds it): through `registry`, a retain and a release.
+        let registry =
+            next.withExistingRegistry { Unmanaged.passUnretained($0) } ?? Unmanaged.passUnretained(next.registry)
+        return .some((Unmanaged.passRetained(next), registry, serial))
     }
 
     /// The serial of a path's last step that is not a typed key: a name, or `*` (whose synthetic
