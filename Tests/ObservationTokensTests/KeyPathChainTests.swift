@@ -78,6 +78,41 @@ struct KeyPathChainTests {
         root.owner = nil
     }
 
+    @Test func aChainTokenMovedSeveralTimesInATickIsQueuedOnceAndFreedWithItsToken() {
+        // Given root.owner.count, its token's subscription watched weakly
+        let queue = CoalescingQueue(target: .manual)
+        let root = ChainNode()
+        let first = ChainNode()
+        let second = ChainNode()
+        first.count = 1
+        second.count = 2
+        let seen = PathRecorder<Int?>()
+        var token: ObservationToken? = root.observe(
+            .chain(KeyPathChain(\ChainNode.owner).then(\.count)), queue: queue
+        ) { _, count in seen.record(count) }
+        weak let subscription = token?.subscription
+
+        // When root.owner moves three times in one tick, then one delivery tells the last endpoint
+        root.owner = first
+        root.owner = second
+        root.owner = first
+        #expect(queue.drain() == 1)
+        #expect(seen.values == [1])
+
+        // When root.owner moves twice more and the token ends before the drain
+        root.owner = second
+        root.owner = nil
+        token = nil
+
+        // Then the drain delivers nothing, the subscription is freed, and nothing stays observed
+        #expect(queue.drain() == 0)
+        #expect(seen.values == [1])
+        #expect(subscription == nil)
+        #expect(root.observedPropertyCount == 0)
+        #expect(first.observedPropertyCount == 0)
+        #expect(second.observedPropertyCount == 0)
+    }
+
     @Test func aTwoStepChainFollowsItsLeafAcrossOwnersOfAClassAndItsSubclass() {
         // Given root.owner.count, and owners of a class and of a subclass of it
         let queue = CoalescingQueue(target: .manual)

@@ -651,11 +651,10 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
         case nil:
             return nil
         case .one(let lone, let isLeaf):
-            let subscription = lone.takeRetainedValue()
             // A lone `.immediate` leaf (a computed value's dependencies, usually): `work` would
             // walk and queue nothing (its stamp only tells apart several), and hand it back.
-            if isLeaf, subscription.isImmediate { return .one(subscription) }
-            return Self.work(CollectionOfOne((subscription, isLeaf)), owner: owner, serial: serial, oldValue: oldValue)
+            if isLeaf, lone._withUnsafeGuaranteedRef({ $0.isImmediate }) { return .one(lone.takeRetainedValue()) }
+            return Self.work(lone: lone, isLeaf: isLeaf, owner: owner, serial: serial, oldValue: oldValue)
         case .many(let list):
             return Self.work(list, owner: owner, serial: serial, oldValue: oldValue)
         }
@@ -722,6 +721,54 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
             }
         }
         return immediate
+    }
+
+    /// `work` for one subscription, retained by hand under the lock (`NeedsWork.one`), but a
+    /// lone `.immediate` leaf. Out of line: inlined, it made the frame of every set's slow path
+    /// larger (W18 +3 per set).
+    @inline(never)
+    private static func work(
+        lone: Unmanaged<Subscription>, isLeaf: Bool, owner: ObservableModelBase, serial: UInt64,
+        oldValue: () -> Any
+    ) -> ImmediateSubscriptions? {
+        // A lone path subscription through this property (a chain's `owner`): borrowed.
+        if !lone._withUnsafeGuaranteedRef({ $0.isImmediate }) {
+            workAlone(lone, owner: owner, serial: serial, oldValue: oldValue)
+            return nil
+        }
+        let subscription = lone.takeRetainedValue()
+        return work(
+            CollectionOfOne((subscription: subscription, isLeaf: isLeaf)), owner: owner, serial: serial,
+            oldValue: oldValue)
+    }
+
+    /// `work` for one subscription that is not `.immediate` (so a path through this property:
+    /// W17's chain token, moved by a set of `owner`), retained by hand under the lock: borrowed
+    /// here, with no stamp (it can't come twice), and its retain passes to the queue's item, or
+    /// is given back. The same steps in the same order as `work`.
+    @inline(__always)
+    private static func workAlone(
+        _ lone: Unmanaged<Subscription>, owner: ObservableModelBase, serial: UInt64, oldValue: () -> Any
+    ) {
+        let (isPending, isRootedHere) = lone._withUnsafeGuaranteedRef { subscription -> (Bool, Bool) in
+            var walks = WalkMemo(changed: owner, serial: serial, isAlone: true)
+            subscription.retarget(walks: &walks)
+            let isPending = subscription.markPendingForChange()
+            if isPending || subscription.needsOldValue { subscription.recordOldValue(oldValue) }
+            walks.revalidate()
+            return (isPending, isPending && subscription.isRoot(owner))
+        }
+        // The owner is passed as it is (not bound with the root first: a retain and release).
+        if isRootedHere {
+            CoalescingQueue.enqueue(retained: lone, retaining: owner)
+            return
+        }
+        // A root that is gone is deinitializing; its deinit ends the subscription.
+        guard isPending, let root = lone._withUnsafeGuaranteedRef({ $0.root }) else {
+            lone.release()
+            return
+        }
+        CoalescingQueue.enqueue(retained: lone, retaining: root)
     }
 
     /// Stamps for `SubscriptionExtras.lastVisit`, one per change that needs the slow path.
