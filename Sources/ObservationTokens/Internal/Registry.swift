@@ -751,11 +751,15 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
         _ lone: Unmanaged<Subscription>, owner: ObservableModelBase, serial: UInt64, oldValue: () -> Any
     ) {
         let (isPending, isRootedHere) = lone._withUnsafeGuaranteedRef { subscription -> (Bool, Bool) in
-            var walks = WalkMemo(changed: owner, serial: serial, isAlone: true)
-            subscription.retarget(walks: &walks)
+            // A two-step chain (the usual case) moves its leaf without a memo.
+            var walks: WalkMemo?
+            if !subscription.retargetTwoStepAlone(changed: owner, serial: serial) {
+                walks = WalkMemo(changed: owner, serial: serial, isAlone: true)
+                subscription.retarget(walks: &walks!)
+            }
             let isPending = subscription.markPendingForChange()
             if isPending || subscription.needsOldValue { subscription.recordOldValue(oldValue) }
-            walks.revalidate()
+            walks?.revalidate()
             return (isPending, isPending && subscription.isRoot(owner))
         }
         // The owner is passed as it is (not bound with the root first: a retain and release).

@@ -93,7 +93,10 @@ extension Subscription {
                 extras.paths.count == 1 && extras.paths.withUnsafeBufferPointer { $0[0].hasOneMiddleStep }
             })
         {
-            if moveTwoStepLeaf(borrowed, walks: walks) { return }
+            let isMoved = moveTwoStepLeaf(
+                borrowed, changed: walks.unmanagedChanged, changedRegistry: walks.unmanagedChangedRegistry,
+                serial: walks.serial)
+            if isMoved { return }
             retargetAlone(borrowed, pathIndex: 0, step: 0, walks: walks)
             return
         }
@@ -144,6 +147,24 @@ extension Subscription {
         }
         move(first)
         for start in more { move(start) }
+    }
+
+    /// `retarget(walks:)` for a set that moves this subscription alone, by the route of
+    /// `moveTwoStepLeaf`, without a `WalkMemo` (which `moveTwoStepLeaf` doesn't use, and whose
+    /// list a retarget destroyed): returns false, having done nothing, when that route doesn't
+    /// apply; the caller then retargets with a memo. `changed` is borrowed: the setter holds it.
+    final func retargetTwoStepAlone(changed: ObservableModelBase, serial: UInt64) -> Bool {
+        guard !isProperty, extras != nil else { return false }
+        let borrowed = Unmanaged.passUnretained(extras.unsafelyUnwrapped)
+        let isTwoStep = borrowed._withUnsafeGuaranteedRef { extras in
+            extras.paths.count == 1 && extras.paths.withUnsafeBufferPointer { $0[0].hasOneMiddleStep }
+        }
+        guard isTwoStep else { return false }
+        // Borrowed (the changed object holds it), as `WalkMemo` does.
+        let changedRegistry =
+            changed.withExistingRegistry { Unmanaged.passUnretained($0) } ?? Unmanaged.passUnretained(changed.registry)
+        return moveTwoStepLeaf(
+            borrowed, changed: Unmanaged.passUnretained(changed), changedRegistry: changedRegistry, serial: serial)
     }
 
     /// `retarget(walks:)` for one linear path when no other subscription of the change can share
@@ -214,14 +235,16 @@ extension Subscription {
     /// the read, keeps its registry alive while it is borrowed here. Nothing is read again after
     /// the move: the only value read was this set's own (see `walkEdges`).
     @inline(__always)
-    private func moveTwoStepLeaf(_ extras: Unmanaged<SubscriptionExtras>, walks: borrowing WalkMemo) -> Bool {
-        let serial = walks.serial
-        let expected = walks.unmanagedChangedRegistry.toOpaque()
+    private func moveTwoStepLeaf(
+        _ extras: Unmanaged<SubscriptionExtras>, changed: Unmanaged<ObservableModelBase>,
+        changedRegistry: Unmanaged<Registry>, serial: UInt64
+    ) -> Bool {
+        let expected = changedRegistry.toOpaque()
         let path = extras._withUnsafeGuaranteedRef { extras in
             extras.paths.withUnsafeBufferPointer { Unmanaged.passUnretained($0[0]) }
         }
         let read = path._withUnsafeGuaranteedRef { path in
-            walks.unmanagedChanged._withUnsafeGuaranteedRef { path.readTwoStepLeaf(from: $0, changedSerial: serial) }
+            changed._withUnsafeGuaranteedRef { path.readTwoStepLeaf(from: $0, changedSerial: serial) }
         }
         guard let read else { return false }
         // The leaf's registry is borrowed: the leaf holds it, and the read holds the leaf.
