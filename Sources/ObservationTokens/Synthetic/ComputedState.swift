@@ -65,6 +65,47 @@ private struct ComputeStart {
     init(generation: UInt64) { self.generation = generation }
 }
 
+/// What of a computed state does not depend on its model and value types: the serials, the
+/// published valid value and the invalidation. Not generic, so that its dependencies'
+/// subscription invalidates it through an unretained reference (`Unmanaged`, a direct call):
+/// a call through the `unowned(unsafe)` existential retained and released the state around
+/// each level of an invalidation chain.
+@usableFromInline
+class ComputedStateBase: Locked<ComputedBookkeeping>, @unchecked Sendable {  // see Locked
+    /// The serial tokens observe (like an `@Observed` storage's), tagged `Registry.computedTag`.
+    let serial: UInt64
+    /// The serial dependent computed properties observe: changed on every invalidation.
+    let invalidationSerial: UInt64
+    /// The valid value for lock-free reads, when `Value` is plain bits of at most 32 bytes;
+    /// changed only under the lock, with `storage` and `isValid`.
+    @usableFromInline let published = PublishedWords()
+
+    init() {
+        let base = _observedSerials.wrappingAdd(2, ordering: .relaxed).oldValue
+        serial = base | Registry.computedTag
+        invalidationSerial = base + 1
+        super.init(state: ComputedBookkeeping())
+    }
+
+    /// Marks the value invalid (O(1)); tells the computed properties that read it, and the
+    /// tokens on it, which compare what they saw with the value when they are delivered.
+    /// Computes nothing and runs no user code, except `.immediate` tokens on this property
+    /// (unless `inDeinit`: then they are queued, as nothing may run inside a deinit).
+    final func invalidate(owner: ObservableModelBase, inDeinit: Bool) {
+        let tellsDependants = withLock { book -> Bool in
+            book.generation &+= 1
+            published.withdraw()
+            defer { book.isValid = false }
+            // Until a computation starts, a change of a dependency has nothing to invalidate:
+            // the registry skips these dependencies (`Subscription.isStillStale`).
+            if book.computing == 0 { book.dependencies?.markStale() }
+            return book.isValid || book.computing > 0
+        }
+        guard tellsDependants else { return }
+        owner._computedDidChange(invalidationSerial: invalidationSerial, serial: serial, inDeinit: inDeinit)
+    }
+}
+
 /// The state of one `@Computed` storage: the cached value, whether it is valid, the version
 /// tokens compare with, and the subscription that watches what the last computation read.
 ///
@@ -87,7 +128,7 @@ private struct ComputeStart {
 /// `@usableFromInline`, with the valid-value read inlinable: a getter reads a valid cached
 /// value with the lock taken in the caller's module, specialized for `Value`.
 @usableFromInline
-final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedBookkeeping>, SyntheticStateProtocol,
+final class ComputedState<Model: ObservableModelBase, Value>: ComputedStateBase, SyntheticStateProtocol,
     @unchecked Sendable
 {  // see Locked; `compute` is the user's @Sendable closure; `storage` and `history` are guarded by the lock
     /// The last computed value when `hasValue`; guarded by the lock.
@@ -105,16 +146,9 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedBoo
     /// or temporary buffer of `Value`, each a metadata lookup in this unspecialized code).
     private let hasStoredValue = Atomic<Bool>(false)
 
-    /// The serial tokens observe (like an `@Observed` storage's), tagged `Registry.computedTag`.
-    let serial: UInt64
-    /// The serial dependent computed properties observe: changed on every invalidation.
-    let invalidationSerial: UInt64
     let compute: @Sendable (Model) -> Value
     /// False for `@Lazy`: what the computation reads is not a dependency.
     let tracksDependencies: Bool
-    /// The valid value for lock-free reads, when `Value` is plain bits of at most 32 bytes;
-    /// changed only under the lock, with `storage` and `isValid`.
-    @usableFromInline let published = PublishedWords()
     /// `_accessCaptureCount`, reached from the state the getter has loaded.
     @usableFromInline let captureCount = accessCaptureCountAddress
 
@@ -133,12 +167,9 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedBoo
     ) {
         self.tracksDependencies = tracksDependencies && declared == nil
         self.declared = declared
-        let base = _observedSerials.wrappingAdd(2, ordering: .relaxed).oldValue
-        serial = base | Registry.computedTag
-        invalidationSerial = base + 1
         self.compute = compute
         wordKind = WordKind(Value.self)
-        super.init(state: ComputedBookkeeping())
+        super.init()
     }
 
     deinit {
@@ -692,24 +723,6 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedBoo
     }
 
     // MARK: Invalidating
-
-    /// Marks the value invalid (O(1)); tells the computed properties that read it, and the
-    /// tokens on it, which compare what they saw with the value when they are delivered.
-    /// Computes nothing and runs no user code, except `.immediate` tokens on this property
-    /// (unless `inDeinit`: then they are queued, as nothing may run inside a deinit).
-    func invalidate(owner: ObservableModelBase, inDeinit: Bool) {
-        let tellsDependants = withLock { book -> Bool in
-            book.generation &+= 1
-            published.withdraw()
-            defer { book.isValid = false }
-            // Until a computation starts, a change of a dependency has nothing to invalidate:
-            // the registry skips these dependencies (`Subscription.isStillStale`).
-            if book.computing == 0 { book.dependencies?.markStale() }
-            return book.isValid || book.computing > 0
-        }
-        guard tellsDependants else { return }
-        owner._computedDidChange(invalidationSerial: invalidationSerial, serial: serial, inDeinit: inDeinit)
-    }
 
     /// `invalidate(owner:inDeinit:)` for the wrapper's `invalidate()`, which has no owner at
     /// hand: found through the registry, if a computation ever ran (else there is nothing to
