@@ -263,8 +263,28 @@ open class ObservableModelBase {
         switch immediate {
         case nil: return
         case .one(let lone) where lone.comparesComputedValues: lone.deliverNow(oldValue: oldValue(), isChange: true)
-        case .one(let lone): _callImmediate(CollectionOfOne(lone), oldValue: oldValue)
+        // Else a lone one is a computed property's dependencies (the only subscriptions that
+        // don't compare computed values).
+        case .one(let lone): _invalidateDependant(unsafeDowncast(lone, to: SyntheticDependencies.self))
         case .many(let list): _callImmediate(list, oldValue: oldValue)
+        }
+    }
+
+    /// `_callImmediate` for the usual lone `.immediate` subscription of a stored property with a
+    /// computed property reading it: that property's dependencies, which invalidate it (and,
+    /// through it, its dependants; tokens on those values are checked once all are invalid).
+    /// Out of line, like `_callImmediate`, whose loops over a collection retained and released
+    /// the subscription.
+    @inline(never)
+    private final func _invalidateDependant(_ dependencies: SyntheticDependencies) {
+        // Captured unretained (the caller holds both; captured as references, each was retained
+        // and released around the call).
+        let dependencies = Unmanaged.passUnretained(dependencies)
+        let owner = Unmanaged.passUnretained(self)
+        ImmediateChecks.collecting {
+            dependencies._withUnsafeGuaranteedRef { dependencies in
+                owner._withUnsafeGuaranteedRef { dependencies.dependencyChanged(changedObject: $0) }
+            }
         }
     }
 
