@@ -441,17 +441,23 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
         if !pending.isEmpty { CoalescingQueue.enqueue(pending, changedObject: owner) }
     }
 
-    /// The members of exactly `serial` (not `*`), retained by hand (the caller releases each):
-    /// the dependencies of computed properties that read a computed value, told of its
-    /// invalidation.
-    func members(of serial: UInt64) -> SmallArray<Unmanaged<Subscription>> {
+    /// The members of exactly `serial` (not `*`): the dependencies of computed properties that
+    /// read a computed value of `owner`, told of its invalidation. Each is retained by hand
+    /// (the caller releases it) unless `borrowed`: the dependencies of another computed
+    /// property of `owner` (the usual chain), which its state owns for its whole life, and
+    /// the states live as long as `owner`'s storage, which the caller holds.
+    func members(
+        of serial: UInt64, owner: ObservableModelBase
+    ) -> SmallArray<(subscription: Unmanaged<Subscription>, borrowed: Bool)> {
         withLock { state in
-            var members = SmallArray<Unmanaged<Subscription>>()
+            var members = SmallArray<(subscription: Unmanaged<Subscription>, borrowed: Bool)>()
             // One entry per serial.
             guard let index = state.properties.firstIndex(ofSerial: serial) else { return members }
             state.properties.withEntry(at: index) { property in
                 property.members.forEachInPlace { member, _ in
-                    members.append(member.retain())  // under the lock: it can't go away
+                    let borrowed = member._withUnsafeGuaranteedRef { !$0.comparesComputedValues && $0.isRoot(owner) }
+                    // Else retained under the lock: it can't go away.
+                    members.append((borrowed ? member : member.retain(), borrowed))
                 }
             }
             return members

@@ -328,8 +328,11 @@ open class ObservableModelBase {
         // The computed values that read this one first (transitively), so that an `.immediate`
         // token's callback below reads final values.
         if observed & Registry.serialBit(invalidationSerial) != 0 {
-            for member in registry._withUnsafeGuaranteedRef({ $0.members(of: invalidationSerial) }) {
-                // Borrowed: the list's retain keeps it until the release below.
+            for (member, borrowed) in registry._withUnsafeGuaranteedRef({
+                $0.members(of: invalidationSerial, owner: self)
+            }) {
+                // Borrowed: the list's retain keeps it until the release below (or, for the
+                // dependencies of another computed property of this object, this object does).
                 member._withUnsafeGuaranteedRef { dependant in
                     if dependant.comparesComputedValues {
                         dependant.propertyDidChange(changedObject: self) { () }
@@ -338,7 +341,7 @@ open class ObservableModelBase {
                         unsafeDowncast(dependant, to: SyntheticDependencies.self).dependencyChanged(changedObject: self)
                     }
                 }
-                member.release()
+                if !borrowed { member.release() }
             }
         }
         if observed & (Registry.serialBit(serial) | Registry.serialBit(PathStep.wildcardSerial)) != 0 {
