@@ -19,6 +19,15 @@ struct ComputedBookkeeping {
     /// The versions of the earlier values tokens may still hold (`ComputedState.history`), in
     /// the same order.
     var historyVersions: [UInt64] = []
+    /// A one-word value's (`ComputedState.wordKind`) one earlier value, kept inline while
+    /// `historyVersions` is empty (version 0: none): the usual case, a token holding the value
+    /// before the current one until its delivery moves on, appends and removes nothing from the
+    /// arrays (≈ 200 instructions per delivery, with the boxing). Only the one-word paths
+    /// (`storeWordInPlace`, `value(ofVersion:)`, `dropVersion`) fill or read it in place; every
+    /// other path moves it into the arrays first (`ComputedState.spillInline`), so it is set
+    /// only while the arrays are empty.
+    var inlineVersion: UInt64 = 0
+    var inlineBits: UInt64 = 0
     /// Counts stores: a store that compared outside the lock commits only if none came in
     /// between.
     var stores: UInt64 = 0
@@ -203,6 +212,10 @@ final class ComputedState<Model: ObservableModelBase, Value>: ComputedStateBase,
     func value(ofVersion version: UInt64) -> Any? {
         withLock { book -> Any? in
             if book.hasValue, book.version == version { return storage.pointee }
+            if version != 0, version == book.inlineVersion, let wordKind {
+                var bits = book.inlineBits
+                return wordKind.boxed(at: &bits)
+            }
             guard let index = book.historyVersions.firstIndex(of: version) else { return nil }
             return history[index]
         }
@@ -212,7 +225,13 @@ final class ComputedState<Model: ObservableModelBase, Value>: ComputedStateBase,
         if wordKind != nil {
             // A plain value: nothing to release outside the lock, nothing handed back.
             withLock { book in
-                guard version != book.version, let index = book.historyVersions.lastIndex(of: version) else { return }
+                guard version != book.version else { return }
+                // Usually the one kept inline (the value before the current one).
+                if version == book.inlineVersion {
+                    book.inlineVersion = 0
+                    return
+                }
+                guard let index = book.historyVersions.lastIndex(of: version) else { return }
                 // Usually the one kept (the value before the current one): removed from the end.
                 if index == book.historyVersions.count - 1 {
                     book.historyVersions.removeLast()
@@ -225,6 +244,7 @@ final class ComputedState<Model: ObservableModelBase, Value>: ComputedStateBase,
             return
         }
         let dropped = withLock { book -> Any? in
+            spillInline(&book)
             guard version != book.version, let index = book.historyVersions.firstIndex(of: version) else {
                 return nil
             }
@@ -515,7 +535,9 @@ final class ComputedState<Model: ObservableModelBase, Value>: ComputedStateBase,
     ) -> UInt64? {
         let slot = UnsafeMutableRawPointer(storage)
         return withLock { book -> UInt64? in
-            guard book.historyVersions.isEmpty else { return nil }
+            // An earlier value kept (in the arrays, or inline): the general `store` compares
+            // with it (a change back takes its version).
+            guard book.historyVersions.isEmpty, book.inlineVersion == 0 else { return nil }
             if releasingScratch { book.scratchBusy = false }
             book.computing -= 1
             // Overtaken: the newer valid value stays; this one goes back to its reader alone.
@@ -526,8 +548,9 @@ final class ComputedState<Model: ObservableModelBase, Value>: ComputedStateBase,
                 kind.store(bits, at: slot)
             } else {
                 if book.hasValue, keepsHistory, book.version != 0 {
-                    book.historyVersions.append(book.version)
-                    history.append(kind.boxed(at: slot))
+                    // Inline: the arrays are empty and the slot free (the guard above).
+                    book.inlineVersion = book.version
+                    book.inlineBits = kind.bits(at: slot)
                 }
                 kind.store(bits, at: slot)
                 book.version = book.nextVersion
@@ -599,6 +622,7 @@ final class ComputedState<Model: ObservableModelBase, Value>: ComputedStateBase,
             var hasCurrent = false
             if hasStoredValue.load(ordering: .acquiring) {
                 let current = withLock { book -> Value in
+                    spillInline(&book)
                     if book.generation != generation && book.isValid {
                         book.computing -= 1
                         overtaken = true
@@ -613,6 +637,7 @@ final class ComputedState<Model: ObservableModelBase, Value>: ComputedStateBase,
                 if !overtaken, hasCurrent { equalsCurrent = _valuesAreIdentical(current, value) }
             } else {
                 withLock { book in
+                    spillInline(&book)
                     if book.generation != generation && book.isValid {
                         book.computing -= 1
                         overtaken = true
@@ -635,6 +660,7 @@ final class ComputedState<Model: ObservableModelBase, Value>: ComputedStateBase,
             var dropsEarlier = false
             let released = withLock { book -> Value in
                 guard book.stores == stores else { return value }
+                spillInline(&book)
                 committed = true
                 book.stores &+= 1
                 book.computing -= 1
@@ -683,11 +709,24 @@ final class ComputedState<Model: ObservableModelBase, Value>: ComputedStateBase,
         }
     }
 
+    /// Moves the earlier value kept inline (`ComputedBookkeeping.inlineVersion`) to the end of
+    /// the arrays (empty while it is set), for the paths that look only there. Call under the
+    /// lock.
+    @inline(__always)
+    private func spillInline(_ book: inout ComputedBookkeeping) {
+        guard book.inlineVersion != 0, let wordKind else { return }
+        var bits = book.inlineBits
+        book.historyVersions.append(book.inlineVersion)
+        history.append(wordKind.boxed(at: &bits))
+        book.inlineVersion = 0
+    }
+
     /// Removes the earlier value of `version` (now the current one's again), released outside
     /// the lock.
     private func removeEarlier(_ version: UInt64) {
         var removed: [Any] = []
         withLock { book in
+            spillInline(&book)
             guard let index = book.historyVersions.firstIndex(of: version) else { return }
             book.historyVersions.remove(at: index)
             removed.append(history.remove(at: index))
@@ -701,6 +740,7 @@ final class ComputedState<Model: ObservableModelBase, Value>: ComputedStateBase,
         var versions: [UInt64] = []
         var values: [Any] = []
         withLock { book in
+            spillInline(&book)
             versions = book.historyVersions
             values = history
         }
@@ -715,6 +755,7 @@ final class ComputedState<Model: ObservableModelBase, Value>: ComputedStateBase,
     private func pruneHistory() {
         var held: [UInt64] = []
         let registry = withLock { book -> Registry? in
+            spillInline(&book)
             held = book.historyVersions
             return book.registry
         }
@@ -767,7 +808,7 @@ final class ComputedState<Model: ObservableModelBase, Value>: ComputedStateBase,
     }
 
     /// Tests: how many earlier values are kept.
-    var historyCount: Int { withLock { $0.historyVersions.count } }
+    var historyCount: Int { withLock { $0.historyVersions.count + ($0.inlineVersion != 0 ? 1 : 0) } }
 }
 
 /// A plain value of one machine word that compares without user code, handled by its bits in
