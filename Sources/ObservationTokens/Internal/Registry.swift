@@ -373,6 +373,37 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
     /// then they are queued, as no user code may run inside a deinit). A computed property
     /// depending on `*` is invalidated.
     func computedDidChange(owner: ObservableModelBase, serial: UInt64, inDeinit: Bool) {
+        // The usual members, queued tokens comparing the value (a leaf edge, not `.immediate`
+        // or inside a deinit), are marked under the lock: atomics only, no user code, nothing
+        // retained but a token this marks for queueing (then queued after unlocking). Only if
+        // every member is one, so that the general route below keeps its order otherwise.
+        var pending: [Subscription] = []
+        let markedAll = withLock { state -> Bool in
+            var allMarkable = true
+            state.properties.forEachInPlace(serialOrWildcard: serial) { property in
+                property.members.forEachInPlace { member, isLeaf in
+                    allMarkable =
+                        allMarkable
+                        && member._withUnsafeGuaranteedRef {
+                            $0.comparesComputedValues && isLeaf && (inDeinit || !$0.isImmediate)
+                        }
+                }
+            }
+            guard allMarkable else { return false }
+            state.properties.forEachInPlace(serialOrWildcard: serial) { property in
+                property.members.forEachInPlace { member, _ in
+                    // Retained (under the lock: it can't go away) only if it is to be queued.
+                    if member._withUnsafeGuaranteedRef({ $0.markCheck() }) {
+                        pending.append(member.takeUnretainedValue())
+                    }
+                }
+            }
+            return true
+        }
+        if markedAll {
+            if !pending.isEmpty { CoalescingQueue.enqueue(pending, changedObject: owner) }
+            return
+        }
         // Usually one member (a token on the value): kept inline, nothing allocated; retained
         // by hand under the lock (a trivial element: the loops below count no references),
         // released at the end.
@@ -394,7 +425,6 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
                 if !subscription.comparesComputedValues { subscription.propertyDidChange(changedObject: owner) { () } }
             }
         }
-        var pending: [Subscription] = []
         for member in members {
             let queues = member.subscription._withUnsafeGuaranteedRef { subscription -> Bool in
                 guard subscription.comparesComputedValues else { return false }
@@ -411,17 +441,23 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
         if !pending.isEmpty { CoalescingQueue.enqueue(pending, changedObject: owner) }
     }
 
-    /// The members of exactly `serial` (not `*`), retained by hand (the caller releases each):
-    /// the dependencies of computed properties that read a computed value, told of its
-    /// invalidation.
-    func members(of serial: UInt64) -> SmallArray<Unmanaged<Subscription>> {
+    /// The members of exactly `serial` (not `*`): the dependencies of computed properties that
+    /// read a computed value of `owner`, told of its invalidation. Each is retained by hand
+    /// (the caller releases it) unless `borrowed`: the dependencies of another computed
+    /// property of `owner` (the usual chain), which its state owns for its whole life, and
+    /// the states live as long as `owner`'s storage, which the caller holds.
+    func members(
+        of serial: UInt64, owner: ObservableModelBase
+    ) -> SmallArray<(subscription: Unmanaged<Subscription>, borrowed: Bool)> {
         withLock { state in
-            var members = SmallArray<Unmanaged<Subscription>>()
+            var members = SmallArray<(subscription: Unmanaged<Subscription>, borrowed: Bool)>()
             // One entry per serial.
             guard let index = state.properties.firstIndex(ofSerial: serial) else { return members }
             state.properties.withEntry(at: index) { property in
                 property.members.forEachInPlace { member, _ in
-                    members.append(member.retain())  // under the lock: it can't go away
+                    let borrowed = member._withUnsafeGuaranteedRef { !$0.comparesComputedValues && $0.isRoot(owner) }
+                    // Else retained under the lock: it can't go away.
+                    members.append((borrowed ? member : member.retain(), borrowed))
                 }
             }
             return members

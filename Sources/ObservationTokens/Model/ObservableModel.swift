@@ -260,8 +260,28 @@ open class ObservableModelBase {
         switch immediate {
         case nil: return
         case .one(let lone) where lone.comparesComputedValues: lone.deliverNow(oldValue: oldValue(), isChange: true)
-        case .one(let lone): _callImmediate(CollectionOfOne(lone), oldValue: oldValue)
+        // Else a lone one is a computed property's dependencies (the only subscriptions that
+        // don't compare computed values).
+        case .one(let lone): _invalidateDependant(unsafeDowncast(lone, to: SyntheticDependencies.self))
         case .many(let list): _callImmediate(list, oldValue: oldValue)
+        }
+    }
+
+    /// `_callImmediate` for the usual lone `.immediate` subscription of a stored property with a
+    /// computed property reading it: that property's dependencies, which invalidate it (and,
+    /// through it, its dependants; tokens on those values are checked once all are invalid).
+    /// Out of line, like `_callImmediate`, whose loops over a collection retained and released
+    /// the subscription.
+    @inline(never)
+    private final func _invalidateDependant(_ dependencies: SyntheticDependencies) {
+        // Captured unretained (the caller holds both; captured as references, each was retained
+        // and released around the call).
+        let dependencies = Unmanaged.passUnretained(dependencies)
+        let owner = Unmanaged.passUnretained(self)
+        ImmediateChecks.collecting {
+            dependencies._withUnsafeGuaranteedRef { dependencies in
+                owner._withUnsafeGuaranteedRef { dependencies.dependencyChanged(changedObject: $0) }
+            }
         }
     }
 
@@ -305,8 +325,11 @@ open class ObservableModelBase {
         // The computed values that read this one first (transitively), so that an `.immediate`
         // token's callback below reads final values.
         if observed & Registry.serialBit(invalidationSerial) != 0 {
-            for member in registry._withUnsafeGuaranteedRef({ $0.members(of: invalidationSerial) }) {
-                // Borrowed: the list's retain keeps it until the release below.
+            for (member, borrowed) in registry._withUnsafeGuaranteedRef({
+                $0.members(of: invalidationSerial, owner: self)
+            }) {
+                // Borrowed: the list's retain keeps it until the release below (or, for the
+                // dependencies of another computed property of this object, this object does).
                 member._withUnsafeGuaranteedRef { dependant in
                     if dependant.comparesComputedValues {
                         dependant.propertyDidChange(changedObject: self) { () }
@@ -315,7 +338,7 @@ open class ObservableModelBase {
                         unsafeDowncast(dependant, to: SyntheticDependencies.self).dependencyChanged(changedObject: self)
                     }
                 }
-                member.release()
+                if !borrowed { member.release() }
             }
         }
         if observed & (Registry.serialBit(serial) | Registry.serialBit(PathStep.wildcardSerial)) != 0 {

@@ -19,6 +19,15 @@ struct ComputedBookkeeping {
     /// The versions of the earlier values tokens may still hold (`ComputedState.history`), in
     /// the same order.
     var historyVersions: [UInt64] = []
+    /// A one-word value's (`ComputedState.wordKind`) one earlier value, kept inline while
+    /// `historyVersions` is empty (version 0: none): the usual case, a token holding the value
+    /// before the current one until its delivery moves on, appends and removes nothing from the
+    /// arrays (≈ 200 instructions per delivery, with the boxing). Only the one-word paths
+    /// (`storeWordInPlace`, `value(ofVersion:)`, `dropVersion`) fill or read it in place; every
+    /// other path moves it into the arrays first (`ComputedState.spillInline`), so it is set
+    /// only while the arrays are empty.
+    var inlineVersion: UInt64 = 0
+    var inlineBits: UInt64 = 0
     /// Counts stores: a store that compared outside the lock commits only if none came in
     /// between.
     var stores: UInt64 = 0
@@ -65,6 +74,47 @@ private struct ComputeStart {
     init(generation: UInt64) { self.generation = generation }
 }
 
+/// What of a computed state does not depend on its model and value types: the serials, the
+/// published valid value and the invalidation. Not generic, so that its dependencies'
+/// subscription invalidates it through an unretained reference (`Unmanaged`, a direct call):
+/// a call through the `unowned(unsafe)` existential retained and released the state around
+/// each level of an invalidation chain.
+@usableFromInline
+class ComputedStateBase: Locked<ComputedBookkeeping>, @unchecked Sendable {  // see Locked
+    /// The serial tokens observe (like an `@Observed` storage's), tagged `Registry.computedTag`.
+    let serial: UInt64
+    /// The serial dependent computed properties observe: changed on every invalidation.
+    let invalidationSerial: UInt64
+    /// The valid value for lock-free reads, when `Value` is plain bits of at most 32 bytes;
+    /// changed only under the lock, with `storage` and `isValid`.
+    @usableFromInline let published = PublishedWords()
+
+    init() {
+        let base = _observedSerials.wrappingAdd(2, ordering: .relaxed).oldValue
+        serial = base | Registry.computedTag
+        invalidationSerial = base + 1
+        super.init(state: ComputedBookkeeping())
+    }
+
+    /// Marks the value invalid (O(1)); tells the computed properties that read it, and the
+    /// tokens on it, which compare what they saw with the value when they are delivered.
+    /// Computes nothing and runs no user code, except `.immediate` tokens on this property
+    /// (unless `inDeinit`: then they are queued, as nothing may run inside a deinit).
+    final func invalidate(owner: ObservableModelBase, inDeinit: Bool) {
+        let tellsDependants = withLock { book -> Bool in
+            book.generation &+= 1
+            published.withdraw()
+            defer { book.isValid = false }
+            // Until a computation starts, a change of a dependency has nothing to invalidate:
+            // the registry skips these dependencies (`Subscription.isStillStale`).
+            if book.computing == 0 { book.dependencies?.markStale() }
+            return book.isValid || book.computing > 0
+        }
+        guard tellsDependants else { return }
+        owner._computedDidChange(invalidationSerial: invalidationSerial, serial: serial, inDeinit: inDeinit)
+    }
+}
+
 /// The state of one `@Computed` storage: the cached value, whether it is valid, the version
 /// tokens compare with, and the subscription that watches what the last computation read.
 ///
@@ -87,7 +137,7 @@ private struct ComputeStart {
 /// `@usableFromInline`, with the valid-value read inlinable: a getter reads a valid cached
 /// value with the lock taken in the caller's module, specialized for `Value`.
 @usableFromInline
-final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedBookkeeping>, SyntheticStateProtocol,
+final class ComputedState<Model: ObservableModelBase, Value>: ComputedStateBase, SyntheticStateProtocol,
     @unchecked Sendable
 {  // see Locked; `compute` is the user's @Sendable closure; `storage` and `history` are guarded by the lock
     /// The last computed value when `hasValue`; guarded by the lock.
@@ -105,16 +155,9 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedBoo
     /// or temporary buffer of `Value`, each a metadata lookup in this unspecialized code).
     private let hasStoredValue = Atomic<Bool>(false)
 
-    /// The serial tokens observe (like an `@Observed` storage's), tagged `Registry.computedTag`.
-    let serial: UInt64
-    /// The serial dependent computed properties observe: changed on every invalidation.
-    let invalidationSerial: UInt64
     let compute: @Sendable (Model) -> Value
     /// False for `@Lazy`: what the computation reads is not a dependency.
     let tracksDependencies: Bool
-    /// The valid value for lock-free reads, when `Value` is plain bits of at most 32 bytes;
-    /// changed only under the lock, with `storage` and `isValid`.
-    @usableFromInline let published = PublishedWords()
     /// `_accessCaptureCount`, reached from the state the getter has loaded.
     @usableFromInline let captureCount = accessCaptureCountAddress
 
@@ -133,12 +176,9 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedBoo
     ) {
         self.tracksDependencies = tracksDependencies && declared == nil
         self.declared = declared
-        let base = _observedSerials.wrappingAdd(2, ordering: .relaxed).oldValue
-        serial = base | Registry.computedTag
-        invalidationSerial = base + 1
         self.compute = compute
         wordKind = WordKind(Value.self)
-        super.init(state: ComputedBookkeeping())
+        super.init()
     }
 
     deinit {
@@ -172,6 +212,10 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedBoo
     func value(ofVersion version: UInt64) -> Any? {
         withLock { book -> Any? in
             if book.hasValue, book.version == version { return storage.pointee }
+            if version != 0, version == book.inlineVersion, let wordKind {
+                var bits = book.inlineBits
+                return wordKind.boxed(at: &bits)
+            }
             guard let index = book.historyVersions.firstIndex(of: version) else { return nil }
             return history[index]
         }
@@ -181,7 +225,13 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedBoo
         if wordKind != nil {
             // A plain value: nothing to release outside the lock, nothing handed back.
             withLock { book in
-                guard version != book.version, let index = book.historyVersions.lastIndex(of: version) else { return }
+                guard version != book.version else { return }
+                // Usually the one kept inline (the value before the current one).
+                if version == book.inlineVersion {
+                    book.inlineVersion = 0
+                    return
+                }
+                guard let index = book.historyVersions.lastIndex(of: version) else { return }
                 // Usually the one kept (the value before the current one): removed from the end.
                 if index == book.historyVersions.count - 1 {
                     book.historyVersions.removeLast()
@@ -194,6 +244,7 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedBoo
             return
         }
         let dropped = withLock { book -> Any? in
+            spillInline(&book)
             guard version != book.version, let index = book.historyVersions.firstIndex(of: version) else {
                 return nil
             }
@@ -484,7 +535,9 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedBoo
     ) -> UInt64? {
         let slot = UnsafeMutableRawPointer(storage)
         return withLock { book -> UInt64? in
-            guard book.historyVersions.isEmpty else { return nil }
+            // An earlier value kept (in the arrays, or inline): the general `store` compares
+            // with it (a change back takes its version).
+            guard book.historyVersions.isEmpty, book.inlineVersion == 0 else { return nil }
             if releasingScratch { book.scratchBusy = false }
             book.computing -= 1
             // Overtaken: the newer valid value stays; this one goes back to its reader alone.
@@ -495,8 +548,9 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedBoo
                 kind.store(bits, at: slot)
             } else {
                 if book.hasValue, keepsHistory, book.version != 0 {
-                    book.historyVersions.append(book.version)
-                    history.append(kind.boxed(at: slot))
+                    // Inline: the arrays are empty and the slot free (the guard above).
+                    book.inlineVersion = book.version
+                    book.inlineBits = kind.bits(at: slot)
                 }
                 kind.store(bits, at: slot)
                 book.version = book.nextVersion
@@ -568,6 +622,7 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedBoo
             var hasCurrent = false
             if hasStoredValue.load(ordering: .acquiring) {
                 let current = withLock { book -> Value in
+                    spillInline(&book)
                     if book.generation != generation && book.isValid {
                         book.computing -= 1
                         overtaken = true
@@ -582,6 +637,7 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedBoo
                 if !overtaken, hasCurrent { equalsCurrent = _valuesAreIdentical(current, value) }
             } else {
                 withLock { book in
+                    spillInline(&book)
                     if book.generation != generation && book.isValid {
                         book.computing -= 1
                         overtaken = true
@@ -604,6 +660,7 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedBoo
             var dropsEarlier = false
             let released = withLock { book -> Value in
                 guard book.stores == stores else { return value }
+                spillInline(&book)
                 committed = true
                 book.stores &+= 1
                 book.computing -= 1
@@ -652,11 +709,24 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedBoo
         }
     }
 
+    /// Moves the earlier value kept inline (`ComputedBookkeeping.inlineVersion`) to the end of
+    /// the arrays (empty while it is set), for the paths that look only there. Call under the
+    /// lock.
+    @inline(__always)
+    private func spillInline(_ book: inout ComputedBookkeeping) {
+        guard book.inlineVersion != 0, let wordKind else { return }
+        var bits = book.inlineBits
+        book.historyVersions.append(book.inlineVersion)
+        history.append(wordKind.boxed(at: &bits))
+        book.inlineVersion = 0
+    }
+
     /// Removes the earlier value of `version` (now the current one's again), released outside
     /// the lock.
     private func removeEarlier(_ version: UInt64) {
         var removed: [Any] = []
         withLock { book in
+            spillInline(&book)
             guard let index = book.historyVersions.firstIndex(of: version) else { return }
             book.historyVersions.remove(at: index)
             removed.append(history.remove(at: index))
@@ -670,6 +740,7 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedBoo
         var versions: [UInt64] = []
         var values: [Any] = []
         withLock { book in
+            spillInline(&book)
             versions = book.historyVersions
             values = history
         }
@@ -684,6 +755,7 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedBoo
     private func pruneHistory() {
         var held: [UInt64] = []
         let registry = withLock { book -> Registry? in
+            spillInline(&book)
             held = book.historyVersions
             return book.registry
         }
@@ -692,24 +764,6 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedBoo
     }
 
     // MARK: Invalidating
-
-    /// Marks the value invalid (O(1)); tells the computed properties that read it, and the
-    /// tokens on it, which compare what they saw with the value when they are delivered.
-    /// Computes nothing and runs no user code, except `.immediate` tokens on this property
-    /// (unless `inDeinit`: then they are queued, as nothing may run inside a deinit).
-    func invalidate(owner: ObservableModelBase, inDeinit: Bool) {
-        let tellsDependants = withLock { book -> Bool in
-            book.generation &+= 1
-            published.withdraw()
-            defer { book.isValid = false }
-            // Until a computation starts, a change of a dependency has nothing to invalidate:
-            // the registry skips these dependencies (`Subscription.isStillStale`).
-            if book.computing == 0 { book.dependencies?.markStale() }
-            return book.isValid || book.computing > 0
-        }
-        guard tellsDependants else { return }
-        owner._computedDidChange(invalidationSerial: invalidationSerial, serial: serial, inDeinit: inDeinit)
-    }
 
     /// `invalidate(owner:inDeinit:)` for the wrapper's `invalidate()`, which has no owner at
     /// hand: found through the registry, if a computation ever ran (else there is nothing to
@@ -754,7 +808,7 @@ final class ComputedState<Model: ObservableModelBase, Value>: Locked<ComputedBoo
     }
 
     /// Tests: how many earlier values are kept.
-    var historyCount: Int { withLock { $0.historyVersions.count } }
+    var historyCount: Int { withLock { $0.historyVersions.count + ($0.inlineVersion != 0 ? 1 : 0) } }
 }
 
 /// A plain value of one machine word that compares without user code, handled by its bits in

@@ -23,6 +23,9 @@ final class SyntheticDependencies: Subscription, AccessAttaching, @unchecked Sen
     /// through `retainedState()`. Not `weak`: a weak reference gives the state a side table,
     /// after which every retain and release of it takes the runtime's slow path.
     private unowned(unsafe) let state: any SyntheticStateProtocol
+    /// `state` as its class that is not generic, unretained: an invalidation of the owner's own
+    /// change calls it without a retain and a release (see `dependencyChanged`).
+    private let unretainedState: Unmanaged<ComputedStateBase>
     private let edges = Locked<DependencyEdges>(state: DependencyEdges())
     /// Counts changes of `edges` (made under its lock): the edges a computation confirms its
     /// reads against (`AccessCapture.Recording.expected`, from `rewire`) are current while it
@@ -34,6 +37,7 @@ final class SyntheticDependencies: Subscription, AccessAttaching, @unchecked Sen
 
     init<Model, Value>(owner: Model, state: ComputedState<Model, Value>) {
         self.state = state
+        unretainedState = Unmanaged.passUnretained(state)
         super.init(
             rootRegistry: owner.registry, hasObserver: false, target: .paths([]), options: .immediate,
             queue: .main, wantsOldValue: false,
@@ -91,8 +95,9 @@ final class SyntheticDependencies: Subscription, AccessAttaching, @unchecked Sen
             // lives as long as its owner's storage, destroyed only after every deinit body has
             // run, so the state is alive here without a try-retain (and its lock). The registry
             // holds the states `unowned(unsafe)` on the same ground (`ComputedLink`). Called
-            // through the unowned reference: a strong copy retained and released it.
-            state.invalidate(owner: changedObject, inDeinit: false)
+            // through the unretained class reference: a call through the unowned existential
+            // retained and released it.
+            unretainedState._withUnsafeGuaranteedRef { $0.invalidate(owner: changedObject, inDeinit: false) }
             return
         }
         // Another object's change: this state's owner may be going away on another thread, so
