@@ -984,6 +984,51 @@ struct KeyPathChainTests {
     }
 
     @Test
+    func observerVariantKeepsTheCallerCallbackAndTellsAListeningObserverWhenTheRootGoes() {
+        // Given two chain tokens on behalf of a listening observer (one with .endpointChanges),
+        // each callback capturing a probe, the caller's closure kept as it was passed
+        let queue = CoalescingQueue(target: .manual)
+        let listener = CoreDeinitListener()
+        var person: CorePerson? = CorePerson()
+        person!.address = CoreAddress()
+        let seen = CoreRecorder<String>()
+        let zip = KeyPathChain(\CorePerson.address).then(\.zip)
+        var probes: [CoreProbe]? = [CoreProbe(), CoreProbe()]
+        let weakProbes = probes!.map(WeakObserverBox.init)
+        let tokens = [
+            person!.observe(.chain(zip), observer: listener, queue: queue) { [probe = probes![0]] listener, _, zip in
+                probe.touch()
+                seen.append("plain \(zip ?? "-") \(listener.notices.count)")
+            },
+            person!.observe(.chain(zip), observer: listener, options: .endpointChanges, queue: queue) {
+                [probe = probes![1]] listener, _, zip in
+                probe.touch()
+                seen.append("endpoint \(zip ?? "-") \(listener.notices.count)")
+            },
+        ]
+        probes = nil
+        typealias Kept = ObserverChainSubscription<CorePerson, String?, CoreDeinitListener>
+        #expect(tokens.allSatisfy { $0.subscription is Kept })
+
+        // When the endpoint changes and is delivered
+        person!.address!.zip = "12345"
+        #expect(queue.drain() == 2)
+        // Then each callback got its observer and the endpoint
+        #expect(seen.entries.sorted() == ["endpoint 12345 0", "plain 12345 0"])
+
+        // When the root deinitializes
+        person = nil
+        // Then both tokens end, each callback (with its probe) is released, and the observer
+        // hears of the root's deinit once per token, naming the chain
+        #expect(tokens.allSatisfy { !$0.isValid })
+        #expect(weakProbes.allSatisfy { $0.object == nil })
+        queue.drain()
+        #expect(listener.notices.count == 2)
+        #expect(listener.notices.entries.map(\.observedPaths) == [["address.zip"], ["address.zip"]])
+        #expect(seen.entries.count == 2)
+    }
+
+    @Test
     func observerVariantFollowsThePathAndEndsWhenTheObserverIsGone() {
         // Given a chain observed on behalf of an observer
         let queue = CoalescingQueue(target: .manual)
