@@ -363,11 +363,12 @@ class Subscription: @unchecked Sendable {  // see the rules above
     /// (and destroy) an empty `Ended`.
     private func endExtras(_ extras: SubscriptionExtras, hooks: inout ObservationStateHooks) {
         let taken = extras.takeEnded()
-        // Each registry borrowed (`taken` holds it): no retain and release per edge.
+        // Each registry borrowed (`taken` holds it): no retain and release per edge. (The edge
+        // is read in place: a copy of it retained its registry.)
         taken.edges.withUnsafeBufferPointer { edges in
-            for edge in edges {
-                Unmanaged.passUnretained(edge.registry)._withUnsafeGuaranteedRef {
-                    $0.detach(serial: edge.serial, slot: edge.slot, hooks: &hooks)
+            for index in edges.indices {
+                Unmanaged.passUnretained(edges[index].registry)._withUnsafeGuaranteedRef {
+                    $0.detach(serial: edges[index].serial, slot: edges[index].slot, hooks: &hooks)
                 }
             }
         }
@@ -940,8 +941,13 @@ class Subscription: @unchecked Sendable {  // see the rules above
         guard !isProperty, extras != nil else { return }
         // Borrowed: `self` (alive for the call) holds its `let` extras, and they their `let`
         // paths; a typed chain's shared path answers with one load.
+        // Each path borrowed too (a path read from the buffer was retained around the call).
         let isDescribable = Unmanaged.passUnretained(extras.unsafelyUnwrapped)._withUnsafeGuaranteedRef {
-            $0.paths.withUnsafeBufferPointer { $0.allSatisfy(\.isDescribableWithoutObjects) }
+            $0.paths.withUnsafeBufferPointer { paths in
+                paths.indices.allSatisfy { index in
+                    Unmanaged.passUnretained(paths[index])._withUnsafeGuaranteedRef { $0.isDescribableWithoutObjects }
+                }
+            }
         }
         guard !isDescribable, let extras else { return }
         let description = extras.paths.map { $0.describe(from: root) }.joined(separator: ", ")
