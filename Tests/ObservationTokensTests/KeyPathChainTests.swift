@@ -1029,6 +1029,60 @@ struct KeyPathChainTests {
     }
 
     @Test
+    func aRootDeinitDetachesTheChainFromTheOtherObjectsOnItsPathAndEndsEveryToken() {
+        // Given chains through an owner from a root (a property token beside them), and one
+        // looping back to the root itself
+        let queue = CoalescingQueue(target: .manual)
+        var root: ChainNode? = ChainNode()
+        let owner = ChainNode()
+        root!.owner = owner
+        let calls = CoreCounter()
+        let chain = KeyPathChain(\ChainNode.owner).then(\.count)
+        let observer = CoreObserver()
+        let tokens = [
+            root!.observe(.chain(chain), queue: queue) { _, _ in calls.increment() },
+            root!.observe(.chain(chain), observer: observer, options: .endpointChanges, queue: queue) { _, _, _ in
+                calls.increment()
+            },
+            root!.observe(\.count, queue: queue) { _ in calls.increment() },
+        ]
+        let ownerToken = owner.observe(\.count, queue: queue) { _ in calls.increment() }
+        #expect(owner.observerCount(of: \.count) == 3)
+
+        // When the root deinitializes
+        root = nil
+
+        // Then every token rooted there ends, the owner keeps only its own token, and a change
+        // of the owner reaches that one alone
+        #expect(tokens.allSatisfy { !$0.isValid })
+        #expect(ownerToken.isValid)
+        #expect(owner.observerCount(of: \.count) == 1)
+        owner.count = 7
+        #expect(queue.drain() == 1)
+        #expect(calls.value == 1)
+    }
+
+    @Test
+    func aChainThatLoopsBackToItsRootEndsWithTheRoot() {
+        // Given a chain whose owner is the root itself (both edges on the root)
+        let queue = CoalescingQueue(target: .manual)
+        var root: ChainNode? = ChainNode()
+        root!.owner = root
+        weak let weakRoot = root
+        let token = root!.observe(.chain(KeyPathChain(\ChainNode.owner).then(\.count)), queue: queue) { _, _ in }
+
+        // When the loop is cut (one delivery, which let the root go) and the root goes
+        root!.owner = nil
+        #expect(queue.drain() == 1)
+        root = nil
+
+        // Then the root deinitialized and the token ended
+        #expect(weakRoot == nil)
+        #expect(!token.isValid)
+        #expect(queue.drain() == 0)
+    }
+
+    @Test
     func observerVariantFollowsThePathAndEndsWhenTheObserverIsGone() {
         // Given a chain observed on behalf of an observer
         let queue = CoalescingQueue(target: .manual)
