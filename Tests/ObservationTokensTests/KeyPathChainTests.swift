@@ -1069,6 +1069,105 @@ struct KeyPathChainTests {
     }
 
     @Test
+    func observerVariantKeepsTheCallerCallbackAndTellsAListeningObserverWhenTheRootGoes() {
+        // Given two chain tokens on behalf of a listening observer (one with .endpointChanges),
+        // each callback capturing a probe, the caller's closure kept as it was passed
+        let queue = CoalescingQueue(target: .manual)
+        let listener = CoreDeinitListener()
+        var person: CorePerson? = CorePerson()
+        person!.address = CoreAddress()
+        let seen = CoreRecorder<String>()
+        let zip = KeyPathChain(\CorePerson.address).then(\.zip)
+        var probes: [CoreProbe]? = [CoreProbe(), CoreProbe()]
+        let weakProbes = probes!.map(WeakObserverBox.init)
+        let tokens = [
+            person!.observe(.chain(zip), observer: listener, queue: queue) { [probe = probes![0]] listener, _, zip in
+                probe.touch()
+                seen.append("plain \(zip ?? "-") \(listener.notices.count)")
+            },
+            person!.observe(.chain(zip), observer: listener, options: .endpointChanges, queue: queue) {
+                [probe = probes![1]] listener, _, zip in
+                probe.touch()
+                seen.append("endpoint \(zip ?? "-") \(listener.notices.count)")
+            },
+        ]
+        probes = nil
+        typealias Kept = ObserverChainSubscription<CorePerson, String?, CoreDeinitListener>
+        #expect(tokens.allSatisfy { $0.subscription is Kept })
+
+        // When the endpoint changes and is delivered
+        person!.address!.zip = "12345"
+        #expect(queue.drain() == 2)
+        // Then each callback got its observer and the endpoint
+        #expect(seen.entries.sorted() == ["endpoint 12345 0", "plain 12345 0"])
+
+        // When the root deinitializes
+        person = nil
+        // Then both tokens end, each callback (with its probe) is released, and the observer
+        // hears of the root's deinit once per token, naming the chain
+        #expect(tokens.allSatisfy { !$0.isValid })
+        #expect(weakProbes.allSatisfy { $0.object == nil })
+        queue.drain()
+        #expect(listener.notices.count == 2)
+        #expect(listener.notices.entries.map(\.observedPaths) == [["address.zip"], ["address.zip"]])
+        #expect(seen.entries.count == 2)
+    }
+
+    @Test
+    func aRootDeinitDetachesTheChainFromTheOtherObjectsOnItsPathAndEndsEveryToken() {
+        // Given chains through an owner from a root (a property token beside them), and one
+        // looping back to the root itself
+        let queue = CoalescingQueue(target: .manual)
+        var root: ChainNode? = ChainNode()
+        let owner = ChainNode()
+        root!.owner = owner
+        let calls = CoreCounter()
+        let chain = KeyPathChain(\ChainNode.owner).then(\.count)
+        let observer = CoreObserver()
+        let tokens = [
+            root!.observe(.chain(chain), queue: queue) { _, _ in calls.increment() },
+            root!.observe(.chain(chain), observer: observer, options: .endpointChanges, queue: queue) { _, _, _ in
+                calls.increment()
+            },
+            root!.observe(\.count, queue: queue) { _ in calls.increment() },
+        ]
+        let ownerToken = owner.observe(\.count, queue: queue) { _ in calls.increment() }
+        #expect(owner.observerCount(of: \.count) == 3)
+
+        // When the root deinitializes
+        root = nil
+
+        // Then every token rooted there ends, the owner keeps only its own token, and a change
+        // of the owner reaches that one alone
+        #expect(tokens.allSatisfy { !$0.isValid })
+        #expect(ownerToken.isValid)
+        #expect(owner.observerCount(of: \.count) == 1)
+        owner.count = 7
+        #expect(queue.drain() == 1)
+        #expect(calls.value == 1)
+    }
+
+    @Test
+    func aChainThatLoopsBackToItsRootEndsWithTheRoot() {
+        // Given a chain whose owner is the root itself (both edges on the root)
+        let queue = CoalescingQueue(target: .manual)
+        var root: ChainNode? = ChainNode()
+        root!.owner = root
+        weak let weakRoot = root
+        let token = root!.observe(.chain(KeyPathChain(\ChainNode.owner).then(\.count)), queue: queue) { _, _ in }
+
+        // When the loop is cut (one delivery, which let the root go) and the root goes
+        root!.owner = nil
+        #expect(queue.drain() == 1)
+        root = nil
+
+        // Then the root deinitialized and the token ended
+        #expect(weakRoot == nil)
+        #expect(!token.isValid)
+        #expect(queue.drain() == 0)
+    }
+
+    @Test
     func observerVariantFollowsThePathAndEndsWhenTheObserverIsGone() {
         // Given a chain observed on behalf of an observer
         let queue = CoalescingQueue(target: .manual)

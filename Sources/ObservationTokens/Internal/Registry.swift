@@ -1001,7 +1001,10 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
                 continue
             }
             all[index]._withUnsafeGuaranteedRef { subscription in
-                if subscription.rootRegistry === self { subscription.rememberDescription(root: owner) }
+                // A property token needs nothing remembered (its name index was stored above).
+                if subscription.rootRegistry === self, !subscription.isProperty {
+                    subscription.rememberDescription(root: owner)
+                }
                 subscription.objectDidDeinit(ownerID)
             }
         }

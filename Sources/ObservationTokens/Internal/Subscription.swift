@@ -339,13 +339,22 @@ class Subscription: @unchecked Sendable {  // see the rules above
     /// (by the running delivery, if one is running on another thread), and every edge is
     /// detached. Idempotent and safe from any thread.
     final func end() {
+        end(rootIsGone: false)
+    }
+
+    /// `end()`; with `rootIsGone`, called by the root's deinit (`objectDidDeinit`), which took
+    /// every member out of the root's registry before telling them (`Registry.ownerDidDeinit`):
+    /// an edge there has nothing to detach (`detach` would find the registry dead and return),
+    /// so it is skipped.
+    @inline(__always)
+    private func end(rootIsGone: Bool) {
         let before = flags.bitwiseOr(Flag.ended, ordering: .acquiringAndReleasing).oldValue
         guard before & Flag.ended == 0 else { return }
         // A pending delivery leaves the queue (soon, for many at once), with the root it kept
         // alive.
         if before & Flag.queued != 0 { queue.subscriptionDidEnd() }
         var hooks = ObservationStateHooks()
-        if isProperty, propertySlot >= 0 {
+        if !rootIsGone, isProperty, propertySlot >= 0 {
             // The edge was set before the token was handed out and never changes.
             rootRegistry.detach(serial: propertySerial, slot: Int(propertySlot), hooks: &hooks)
         }
@@ -353,21 +362,25 @@ class Subscription: @unchecked Sendable {  // see the rules above
         // Borrowed: `self` (alive for the call) holds its `let` extras.
         if extras != nil {
             Unmanaged.passUnretained(extras.unsafelyUnwrapped)._withUnsafeGuaranteedRef {
-                endExtras($0, hooks: &hooks)
+                endExtras($0, skipping: rootIsGone ? rootRegistry : nil, hooks: &hooks)
             }
         }
         hooks.run()
     }
 
     /// The part of `end()` for subscriptions with extras, apart so plain tokens never handle
-    /// (and destroy) an empty `Ended`.
-    private func endExtras(_ extras: SubscriptionExtras, hooks: inout ObservationStateHooks) {
+    /// (and destroy) an empty `Ended`. Edges on `skipped` (a dead root's registry) are not
+    /// detached.
+    private func endExtras(
+        _ extras: SubscriptionExtras, skipping skipped: Registry?, hooks: inout ObservationStateHooks
+    ) {
         let taken = extras.takeEnded()
-        // Each registry borrowed (`taken` holds it): no retain and release per edge.
+        // Each registry borrowed (`taken` holds it): no retain and release per edge. (The edge
+        // is read in place: a copy of it retained its registry.)
         taken.edges.withUnsafeBufferPointer { edges in
-            for edge in edges {
-                Unmanaged.passUnretained(edge.registry)._withUnsafeGuaranteedRef {
-                    $0.detach(serial: edge.serial, slot: edge.slot, hooks: &hooks)
+            for index in edges.indices where edges[index].registry !== skipped {
+                Unmanaged.passUnretained(edges[index].registry)._withUnsafeGuaranteedRef {
+                    $0.detach(serial: edges[index].serial, slot: edges[index].slot, hooks: &hooks)
                 }
             }
         }
@@ -380,7 +393,7 @@ class Subscription: @unchecked Sendable {  // see the rules above
     func objectDidDeinit(_ id: ObjectIdentifier) {
         if id == rootID {
             let wasActive = isActive
-            end()
+            end(rootIsGone: true)
             if wasActive { noticeRootDeinit() }
         } else {
             // An intermediate object vanished: the path now ends earlier, which is a change. Its
@@ -940,8 +953,13 @@ class Subscription: @unchecked Sendable {  // see the rules above
         guard !isProperty, extras != nil else { return }
         // Borrowed: `self` (alive for the call) holds its `let` extras, and they their `let`
         // paths; a typed chain's shared path answers with one load.
+        // Each path borrowed too (a path read from the buffer was retained around the call).
         let isDescribable = Unmanaged.passUnretained(extras.unsafelyUnwrapped)._withUnsafeGuaranteedRef {
-            $0.paths.withUnsafeBufferPointer { $0.allSatisfy(\.isDescribableWithoutObjects) }
+            $0.paths.withUnsafeBufferPointer { paths in
+                paths.indices.allSatisfy { index in
+                    Unmanaged.passUnretained(paths[index])._withUnsafeGuaranteedRef { $0.isDescribableWithoutObjects }
+                }
+            }
         }
         guard !isDescribable, let extras else { return }
         let description = extras.paths.map { $0.describe(from: root) }.joined(separator: ", ")

@@ -30,18 +30,15 @@ extension ObservationSource {
     /// - Parameter chain: The chain, rooted at the object's type.
     public static func chain<Value>(_ chain: KeyPathChain<Root, Value>) -> ObservationSource<Root, Value> {
         ObservationSource<Root, Value>(chain: chain) { root, delivery in
-            let isValid = root.checkChains([chain.steps], fileID: delivery.fileID, line: delivery.line)
-            let (paths, evaluator) = chain.shared
             // The subscription gives the delivery's callback the endpoint (`ChainSubscription`):
-            // no closure of the source's own around it.
-            let subscription = ChainSubscription(
-                root: root, observer: delivery.observer, paths: paths, evaluator: evaluator,
-                options: isValid ? delivery.options : [], queue: delivery.queue, site: delivery.site(.chain),
-                callback: delivery.callback)
-            let token = ObservationToken(subscription: subscription)
-            root.start(subscription)
-            if !isValid { token.invalidate() }
-            return token
+            // no closure of the source's own around it. (`observe(_:observer:…)` starts its
+            // chain tokens itself, without this source: `ObserverChainSubscription`.)
+            chain.startToken(on: root, options: delivery.options, fileID: delivery.fileID, line: delivery.line) {
+                paths, evaluator, options, site in
+                ChainSubscription(
+                    root: root, observer: delivery.observer, paths: paths, evaluator: evaluator, options: options,
+                    queue: delivery.queue, site: site, callback: delivery.callback)
+            }
         }
     }
 
