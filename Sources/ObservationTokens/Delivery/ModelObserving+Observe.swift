@@ -220,17 +220,7 @@ extension ModelObserving where Self: ObservableModelBase {
         line: UInt = #line,
         _ callback: @escaping @Sendable (Observer, Self, Payload) -> Void
     ) -> ObservationToken {
-        // A chain's token keeps `callback` as it is (`ObserverChainSubscription`): no closure
-        // around it to make now and free at the token's end.
-        if source.chain != nil, let chain = source.chain as? KeyPathChain<Self, Payload> {
-            return chain.startToken(on: self, options: options, fileID: fileID, line: line) {
-                paths, evaluator, options, site in
-                ObserverChainSubscription(
-                    root: self, observer: observer, paths: paths, evaluator: evaluator, options: options,
-                    queue: queue, site: site, callback: callback)
-            }
-        }
-        return source.start(
+        source.start(
             self,
             _ObservationDelivery(
                 observer: observer, options: options, queue: queue, fileID: fileID, line: line,

@@ -279,8 +279,8 @@ final class ChainEvaluator<Root: ObservableModelBase, Value>: @unchecked Sendabl
 ///
 /// The evaluation is kept here, not in a closure around the delivery's callback, so a chain token
 /// frees one closure context at its end (the one its `observe` form made around the caller's
-/// callback), whichever form made it: without an observer, on the main actor, through
-/// `.changes(chain)`. (`observe(_:observer:…)` makes none: `ObserverChainSubscription`.)
+/// callback), whichever form made it: with or without an observer, on the main actor, through
+/// `.changes(chain)`.
 ///
 /// `@unchecked Sendable`: see `Subscription`.
 final class ChainSubscription<Root: ObservableModelBase, Value>: Subscription, @unchecked Sendable {
@@ -329,64 +329,6 @@ final class ChainSubscription<Root: ObservableModelBase, Value>: Subscription, @
     override func invoke(observer: AnyObject?, root: ObservableModelBase, endpoint: ObservedPath.Endpoint) {
         let root = unsafeDowncast(root, to: Root.self)
         callback?(observer, root, evaluator.value(at: endpoint, on: root))
-    }
-
-    override func releaseCallback() {
-        callback = nil
-    }
-}
-
-/// `ChainSubscription` for `observe(_:observer:…)` with a chain source: the caller's callback is
-/// kept as it was passed, typed by its observer, so the token makes (and frees at its end) no
-/// closure context around it; `ChainSubscription` holds the delivery's callback, which that
-/// `observe` form makes around the caller's (a context per token).
-///
-/// `@unchecked Sendable`: see `Subscription`.
-final class ObserverChainSubscription<Root: ObservableModelBase, Value, Observer: AnyObject>: Subscription,
-    @unchecked Sendable
-{
-    // Stored as in `_ModelSubscription`.
-    @exclusivity(unchecked) private var callback: Optional<@Sendable (Observer, Root, Value) -> Void>
-    private let evaluator: ChainEvaluator<Root, Value>
-    private let observer: WeakReference
-
-    init(
-        root: __shared Root, observer: Observer, paths: [ObservedPath], evaluator: ChainEvaluator<Root, Value>,
-        options: ObservationOptions, queue: CoalescingQueue, site: CreationSite,
-        callback: @escaping @Sendable (Observer, Root, Value) -> Void
-    ) {
-        let rootRegistry = root.registry
-        self.callback = consume callback
-        self.evaluator = evaluator
-        self.observer = WeakReference(observer)
-        super.init(
-            rootRegistry: rootRegistry, hasObserver: true, target: .paths(paths), options: options, queue: queue,
-            wantsOldValue: false, site: site)
-    }
-
-    override func loadObserver() -> AnyObject? { observer.load() }
-
-    override func observerType() -> AnyObject.Type? { observer.loadType() }
-
-    override func invoke(observer: AnyObject?, root: ObservableModelBase) {
-        // As `ChainSubscription.invoke`; the chain's `deliver` calls a closure on the stack
-        // (its callback parameter does not escape) that hands the caller's callback its
-        // observer, which deliveries pass alive (an `Observer`).
-        let root = unsafeDowncast(root, to: Root.self)
-        guard let callback else { return }
-        Unmanaged.passUnretained(evaluator)._withUnsafeGuaranteedRef {
-            $0.deliver($0.evaluate, root, observer) { observer, root, value in
-                _withObserver(observer, as: Observer.self) { callback($0, root, value) }
-            }
-        }
-    }
-
-    /// A `.endpointChanges` delivery: the endpoint it compared.
-    override func invoke(observer: AnyObject?, root: ObservableModelBase, endpoint: ObservedPath.Endpoint) {
-        let root = unsafeDowncast(root, to: Root.self)
-        guard let callback else { return }
-        let value = evaluator.value(at: endpoint, on: root)
-        _withObserver(observer, as: Observer.self) { callback($0, root, value) }
     }
 
     override func releaseCallback() {

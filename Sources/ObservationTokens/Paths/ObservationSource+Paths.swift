@@ -31,8 +31,7 @@ extension ObservationSource {
     public static func chain<Value>(_ chain: KeyPathChain<Root, Value>) -> ObservationSource<Root, Value> {
         ObservationSource<Root, Value>(chain: chain) { root, delivery in
             // The subscription gives the delivery's callback the endpoint (`ChainSubscription`):
-            // no closure of the source's own around it. (`observe(_:observer:…)` starts its
-            // chain tokens itself, without this source: `ObserverChainSubscription`.)
+            // no closure of the source's own around it.
             chain.startToken(on: root, options: delivery.options, fileID: delivery.fileID, line: delivery.line) {
                 paths, evaluator, options, site in
                 ChainSubscription(
