@@ -68,6 +68,9 @@ struct ResolvedKeys {
     /// Call sites cached (for tests).
     var siteCount: Int { (0..<entryCount).count { entry(at: $0).keyPath == nil } }
 
+    /// Whether the first entry, checked inline, is a call site (for tests).
+    var firstIsSite: Bool { firstID != 0 && firstKeyPath == nil }
+
     /// The serial `keyPath` resolved to, if it is cached. The first entry is checked inline (a
     /// call for a fresh object's first token, or for an object with one key path, cost more).
     ///
@@ -144,6 +147,17 @@ struct ResolvedKeys {
         guard self.serial(forID: id) == nil else { return }
         let added = Entry(id: id, serial: serial, keyPath: keyPath)
         guard case .some = more else {
+            // A site after one key path object (the object whose token resolved it before its
+            // site was known: a class's first object): the site goes first and the key path
+            // second, so the site's tokens, made many times, are found in the first entry,
+            // checked inline (a call and a scan of the others less per token, W3).
+            if keyPath == nil, case .some = firstKeyPath {
+                more = More(second: Entry(id: firstID, serial: firstSerial, keyPath: firstKeyPath), third: nil)
+                firstID = id
+                firstSerial = serial
+                firstKeyPath = nil
+                return
+            }
             more = More(second: added, third: nil)
             return
         }

@@ -266,7 +266,9 @@ class Subscription: @unchecked Sendable {  // see the rules above
             return startMadeKey(root: root, source: source, site: site)
         }
         propertySerial = attached.serial
-        propertySlot = Int32(attached.slot)
+        // A member list's index: 2³¹ subscriptions on one property would take ≈ 200 GB, so the
+        // conversion needs no check (its two compares and trap are one token's fifth percent).
+        propertySlot = Int32(truncatingIfNeeded: attached.slot)
         if attached.transition { reportObserved(serial: attached.serial) }
         // A computed value: what it is now is what this token saw at its registration.
         if Registry.isComputed(attached.serial) { _ = syncComputedEdges(root: root) }

@@ -30,6 +30,8 @@ struct WeakSet<Element: AnyObject> {
     var isEmpty: Bool { count == 0 }
 
     /// Inserts `element` and returns the slot index that identifies it. O(1) amortized.
+    /// Inlined into the registry's attach (its one caller), which a token's creation inlines.
+    @inline(__always)
     mutating func insert(_ element: Element, flag: Bool) -> Int {
         count += 1
         let address = UInt(bitPattern: Unmanaged.passUnretained(element).toOpaque())

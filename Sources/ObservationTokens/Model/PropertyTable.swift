@@ -67,7 +67,7 @@ struct PropertyTable: Sendable {
     private var keyPaths: KeyPathEntries { contents.keyPaths }
 
     /// One per class, built once and never removed (a class's properties never change).
-    private final class Contents: Sendable {
+    final class Contents: Sendable {
         let id: ObjectIdentifier
         /// The class, for `typeName`.
         private let type: ClassBox
@@ -134,7 +134,51 @@ struct PropertyTable: Sendable {
         let type: ObservableModelBase.Type
     }
 
-    private static let cache = Locked<[ObjectIdentifier: Contents]>(state: [:])
+    /// The tables built, by class: an open-addressed hash table, not a dictionary. A
+    /// dictionary keyed by `ObjectIdentifier` is built by the runtime from its mangled name,
+    /// which looks up the key's `Hashable` conformance by scanning every conformance of the
+    /// process; with the lock's own type named by it, the process's first table paid
+    /// ≈ 170,000 instructions for them. An array of optional references needs no conformance.
+    struct Tables {
+        /// A power of two long (or empty), at most half full; nil: an empty slot.
+        private var slots: [Contents?] = []
+        private(set) var count = 0
+
+        /// The slot to start probing at for `id`: the class object's address, whose low bits
+        /// are all alike (alignment), mixed so that classes spread over the slots.
+        private static func start(_ id: ObjectIdentifier, mask: Int) -> Int {
+            Int(truncatingIfNeeded: (UInt(bitPattern: id) &* 0x9E37_79B9_7F4A_7C15) >> 32) & mask
+        }
+
+        subscript(id: ObjectIdentifier) -> Contents? {
+            guard !slots.isEmpty else { return nil }
+            let mask = slots.count - 1
+            var index = Self.start(id, mask: mask)
+            // Never full (at most half), so an empty slot ends every probe.
+            while let contents = slots[index] {
+                if contents.id == id { return contents }
+                index = (index + 1) & mask
+            }
+            return nil
+        }
+
+        /// Adds `contents`, whose class is not in the table yet.
+        mutating func insert(_ contents: Contents) {
+            if (count + 1) * 2 > slots.count {
+                let old = slots
+                slots = Array(repeating: nil, count: max(8, old.count * 2))
+                count = 0
+                for case let kept? in old { insert(kept) }
+            }
+            let mask = slots.count - 1
+            var index = Self.start(contents.id, mask: mask)
+            while slots[index] != nil { index = (index + 1) & mask }
+            slots[index] = contents
+            count += 1
+        }
+    }
+
+    private static let cache = Locked<Tables>(state: Tables())
 
     /// The contents of the class asked for last, unretained (the cache keeps them alive for
     /// good), or 0. Apps look up one class many times in a row (a first token on each of many
@@ -171,7 +215,7 @@ struct PropertyTable: Sendable {
             let built = Contents(building: type)
             contents = cache.withLock { cache in
                 if let existing = cache[id] { return existing }
-                cache[id] = built
+                cache.insert(built)
                 return built
             }
         }

@@ -158,6 +158,25 @@ func siteToken(
         tokens.removeAll()
     }
 
+    /// A site learnt after its key path object (a class's first object, whose first token
+    /// resolved the key path before its site was known) takes the first entry, which is
+    /// checked inline, and the key path object stays known after it.
+    @Test func aSiteLearntAfterItsKeyPathIsCheckedFirst() {
+        // Given a cache that knows one key path object.
+        var keys = ResolvedKeys()
+        let literal: AnyKeyPath = \SiteModel.b
+        keys.remember(literal, serial: 7)
+
+        // When the site that makes it is remembered.
+        keys.remember(site: 0x1000, serial: 7)
+
+        // Then the site comes first, and both are known.
+        #expect(keys.firstIsSite)
+        #expect(keys.serial(forSite: 0x1000) == 7)
+        #expect(keys.serial(for: literal) == 7)
+        #expect(keys.count == 1 && keys.siteCount == 1)
+    }
+
     /// Sites are not key path objects: they don't count against the bound on an object's
     /// cached key paths, and key paths built at run time don't push them out.
     @Test(arguments: [true, false])

@@ -83,4 +83,22 @@ struct PropertyTableFieldTests {
         #expect(calls.value == 1)
         withExtendedLifetime(token) {}
     }
+
+    /// The process's tables are kept by class in a hash table of their own: every class's table
+    /// is found again, however many there are (the table grows past its first size twice
+    /// here), and a class not built is not found.
+    @Test func everyClassFindsItsOwnTableAmongMany() {
+        // Given the tables of twelve classes, built into an empty hash table.
+        let classes: [ObservableModelBase.Type] = [
+            TableMixed.self, TableMixedChild.self, TrackPerson.self, TrackAddress.self, TrackNode.self,
+            TrackSettings.self, MNode.self, MHub.self, BindPerson.self, BindCard.self, PathUser.self, PathHub.self,
+        ]
+        var tables = PropertyTable.Tables()
+        for type in classes { tables.insert(PropertyTable.Contents(building: type)) }
+
+        // Then each class finds its own table, and a class without one finds none.
+        #expect(tables.count == classes.count)
+        for type in classes { #expect(tables[ObjectIdentifier(type)]?.id == ObjectIdentifier(type)) }
+        #expect(tables[ObjectIdentifier(CorePerson.self)] == nil)
+    }
 }
