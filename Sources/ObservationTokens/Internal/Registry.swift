@@ -249,7 +249,7 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
     }
 
     /// Remembers a computed state of the owner, at its first computation.
-    func registerComputed(_ state: any SyntheticStateProtocol) {
+    func registerComputed(_ state: ComputedStateBase) {
         withLock { registryState in
             guard !registryState.computedStates.contains(where: { $0.serial == state.serial }) else { return }
             registryState.computedStates.append(ComputedLink(serial: state.serial, state: state))
@@ -280,7 +280,7 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
     /// computed value's earlier value that only it held (after unlocking).
     @inline(never)
     private func seenEdgeDetaching(serial: UInt64, slot: Int) {
-        let dropped = withLock { state -> ((any SyntheticStateProtocol)?, UInt64)? in
+        let dropped = withLock { state -> (ComputedStateBase?, UInt64)? in
             guard !state.isDead, let unheld = state.withSeen(of: serial, { $0.clear(slot: slot) }) else { return nil }
             return (state.computed(serial: serial), unheld)
         }
@@ -307,43 +307,53 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
             return syncSeen(
                 owner: owner, serial: serial, slot: slot, state: nil, oldValue: &oldValue, wantsOldValue: wantsOldValue)
         }
-        // Borrowed, as the registry keeps it (`ComputedLink`): the owner, which the caller
-        // holds, keeps its computed states (a strong copy retained and released it around each
-        // of its three calls below).
+        // Unretained, as the registry keeps it (`ComputedLink`): the owner, which the caller
+        // holds, keeps its computed states (a strong copy, or the existential the link held
+        // before, retained and released it around each delivery).
         if let link = withLock({ $0.computedStates.first { $0.serial == serial } }) {
             return syncSeen(
-                owner: owner, serial: serial, slot: slot, state: link.state, oldValue: &oldValue,
-                wantsOldValue: wantsOldValue)
+                owner: owner, serial: serial, slot: slot, state: Unmanaged.passUnretained(link.state),
+                oldValue: &oldValue, wantsOldValue: wantsOldValue)
         }
         guard let state = Self.findComputed(serial: serial, on: owner) else { return false }
-        return syncSeen(
-            owner: owner, serial: serial, slot: slot, state: state, oldValue: &oldValue, wantsOldValue: wantsOldValue)
+        // Never computed on this owner: held here for the call. Every synthetic state is a
+        // `ComputedState`, a `ComputedStateBase`.
+        return withExtendedLifetime(state) {
+            syncSeen(
+                owner: owner, serial: serial, slot: slot,
+                state: Unmanaged.passUnretained(unsafeDowncast(state as AnyObject, to: ComputedStateBase.self)),
+                oldValue: &oldValue, wantsOldValue: wantsOldValue)
+        }
     }
 
-    /// `syncSeen` once the computed state of `serial` is known (nil for `*`). Out of line: its
-    /// caller passes a borrowed state, which code inlined there retained for its calls.
+    /// `syncSeen` once the computed state of `serial` is known (nil for `*`), unretained: the
+    /// caller keeps it alive. Out of line: code inlined into its caller retained it for its
+    /// calls.
     @inline(never)
     private func syncSeen(
-        owner: ObservableModelBase, serial: UInt64, slot: Int, state: (any SyntheticStateProtocol)?,
+        owner: ObservableModelBase, serial: UInt64, slot: Int, state: Unmanaged<ComputedStateBase>?,
         oldValue: inout Any?, wantsOldValue: Bool
     ) -> Bool {
-        let version = state?.currentVersion(of: owner) ?? Self.digestOfComputedProperties(of: owner)
+        let version =
+            state?._withUnsafeGuaranteedRef { $0.currentVersion(of: owner) }
+            ?? Self.digestOfComputedProperties(of: owner)
         let swapped = withLock { registryState -> (old: UInt64, unheld: Bool)? in
             guard !registryState.isDead else { return nil }
             return registryState.withSeen(of: serial) { $0.set(slot: slot, to: version, counted: state != nil) }
         }
         guard let swapped else { return false }
         let changed = swapped.old != version || version == 0
-        // Through the optional: a bound copy was retained.
-        if changed, wantsOldValue, swapped.old != 0, state != nil { oldValue = state?.value(ofVersion: swapped.old) }
-        if swapped.unheld { state?.dropVersion(swapped.old) }
+        if changed, wantsOldValue, swapped.old != 0, let state {
+            oldValue = state._withUnsafeGuaranteedRef { $0.value(ofVersion: swapped.old) }
+        }
+        if swapped.unheld, let state { state._withUnsafeGuaranteedRef { $0.dropVersion(swapped.old) } }
         return changed
     }
 
     /// Records `version` as what the member at `slot` of the computed value `serial` saw (a
     /// tracked evaluation's read), without reading anything.
     func recordSeen(serial: UInt64, slot: Int, version: UInt64) {
-        let dropped = withLock { state -> ((any SyntheticStateProtocol)?, UInt64)? in
+        let dropped = withLock { state -> (ComputedStateBase?, UInt64)? in
             guard !state.isDead else { return nil }
             let swapped = state.withSeen(of: serial) { $0.set(slot: slot, to: version, counted: true) }
             return swapped.unheld ? (state.computed(serial: serial), swapped.old) : nil
@@ -1064,7 +1074,7 @@ struct RegistryState {
     }
 
     /// The computed state whose value serial is `serial`, retained, if it has computed.
-    func computed(serial: UInt64) -> (any SyntheticStateProtocol)? {
+    func computed(serial: UInt64) -> ComputedStateBase? {
         computedStates.first { $0.serial == serial }?.state
     }
 
@@ -1193,7 +1203,7 @@ struct NameAfterDeinit {
 /// A computed state known to a registry (see `RegistryState.computedStates`).
 struct ComputedLink {
     let serial: UInt64
-    unowned(unsafe) let state: any SyntheticStateProtocol
+    unowned(unsafe) let state: ComputedStateBase
 }
 
 /// The versions of a computed value (or, for `*`, a digest of its object's computed values)

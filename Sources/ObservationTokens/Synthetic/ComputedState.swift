@@ -113,6 +113,18 @@ class ComputedStateBase: Locked<ComputedBookkeeping>, @unchecked Sendable {  // 
         guard tellsDependants else { return }
         owner._computedDidChange(invalidationSerial: invalidationSerial, serial: serial, inDeinit: inDeinit)
     }
+
+    // The versions tokens compare (see `ComputedState`), here so that a delivery calls them
+    // through an unretained reference to this class (`Registry.syncSeen`): a call through the
+    // protocol's existential retained and released the state around it. Overridden by the one
+    // subclass, `ComputedState`.
+
+    /// The version of the value on `owner`, brought up to date first (`SyntheticStateProtocol`).
+    func currentVersion(of owner: ObservableModelBase) -> UInt64 { preconditionFailure("overridden") }
+    /// The value that had `version`, if still kept (`SyntheticStateProtocol`).
+    func value(ofVersion version: UInt64) -> Any? { preconditionFailure("overridden") }
+    /// Forgets an earlier value that no token holds any more (`SyntheticStateProtocol`).
+    func dropVersion(_ version: UInt64) { preconditionFailure("overridden") }
 }
 
 /// The state of one `@Computed` storage: the cached value, whether it is valid, the version
@@ -203,13 +215,13 @@ final class ComputedState<Model: ObservableModelBase, Value>: ComputedStateBase,
 
     func value(of owner: ObservableModelBase) -> Any { read(unsafeDowncast(owner, to: Model.self)) }
 
-    func currentVersion(of owner: ObservableModelBase) -> UInt64 {
+    override func currentVersion(of owner: ObservableModelBase) -> UInt64 {
         var version: UInt64 = 0
         _ = readVersioned(unsafeDowncast(owner, to: Model.self), version: &version)
         return version
     }
 
-    func value(ofVersion version: UInt64) -> Any? {
+    override func value(ofVersion version: UInt64) -> Any? {
         withLock { book -> Any? in
             if book.hasValue, book.version == version { return storage.pointee }
             if version != 0, version == book.inlineVersion, let wordKind {
@@ -221,7 +233,7 @@ final class ComputedState<Model: ObservableModelBase, Value>: ComputedStateBase,
         }
     }
 
-    func dropVersion(_ version: UInt64) {
+    override func dropVersion(_ version: UInt64) {
         if wordKind != nil {
             // A plain value: nothing to release outside the lock, nothing handed back.
             withLock { book in
