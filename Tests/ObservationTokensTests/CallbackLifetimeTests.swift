@@ -201,4 +201,43 @@ import Testing
         person.address?.zip = "54321"
         #expect(queue.drain() == 0)
     }
+
+    @Test func aPropertyCallbackThatEndsItsOwnTokenKeepsItsCapturesUntilItReturns() {
+        // Given property tokens (without and with an observer) whose callbacks capture a probe,
+        // end their own token, then check that the probe is still alive
+        let queue = CoalescingQueue(target: .manual)
+        let person = CorePerson()
+        let observer = CoreObserver()
+        let aliveAfterEnding = CoreRecorder<Bool>()
+        var probeRefs: [WeakObserverBox] = []
+        var tokenBoxes: [CoreBox<ObservationToken?>] = []
+        for withObserver in [false, true] {
+            let probe = CoreProbe()
+            let probeRef = WeakObserverBox(probe)
+            let tokenBox = CoreBox<ObservationToken?>(nil)
+            let body: @Sendable () -> Void = { [probe] in
+                tokenBox.value?.invalidate()
+                // The callback (the only owner of the probe) is still held while it runs.
+                aliveAfterEnding.append(probeRef.object != nil)
+                probe.touch()
+            }
+            tokenBox.value =
+                withObserver
+                ? person.observe(\.age, observer: observer, queue: queue) { _, _ in body() }
+                : person.observe(\.age, queue: queue) { _ in body() }
+            probeRefs.append(probeRef)
+            tokenBoxes.append(tokenBox)
+        }
+
+        // When the property changes and is delivered
+        person.age = 1
+        #expect(queue.drain() == 2)
+
+        // Then each callback ran to its end with its captures, and was released on return
+        #expect(aliveAfterEnding.entries == [true, true])
+        #expect(probeRefs.allSatisfy { $0.object == nil })
+        #expect(tokenBoxes.allSatisfy { $0.value?.isValid == false })
+        person.age = 2
+        #expect(queue.drain() == 0)
+    }
 }

@@ -11,8 +11,16 @@
 /// A subscription whose callback receives the observed object.
 @usableFromInline
 final class _ModelSubscription<Model: ObservableModelBase>: Subscription, @unchecked Sendable {  // see Subscription
+    /// The callback, in a noncopyable wrapper: a delivery borrows it where it is stored (a
+    /// `switch` over a noncopyable value borrows it), so its context is not retained and
+    /// released around each delivery, as a closure loaded from a `var` is. Safe while it runs:
+    /// `releaseCallback` runs only with no delivery running.
+    private struct Callback: ~Copyable {
+        let call: @Sendable (Model) -> Void
+    }
+
     // `Optional<…>`, not `…?`: no implicit nil to overwrite, so `init` stores the argument.
-    @exclusivity(unchecked) private var callback: Optional<@Sendable (Model) -> Void>
+    @exclusivity(unchecked) private var callback: Optional<Callback>
 
     @usableFromInline
     init(
@@ -22,7 +30,7 @@ final class _ModelSubscription<Model: ObservableModelBase>: Subscription, @unche
         // The registry first: with no call after the callback is stored, storing it moves the
         // argument (a call in between made it a retain and a release).
         let rootRegistry = root.registry
-        self.callback = consume callback
+        self.callback = Callback(call: consume callback)
         super.init(
             rootRegistry: rootRegistry, hasObserver: false, target: target, options: options, queue: queue,
             wantsOldValue: false, site: site)
@@ -30,7 +38,10 @@ final class _ModelSubscription<Model: ObservableModelBase>: Subscription, @unche
 
     override func invoke(observer: AnyObject?, root: ObservableModelBase) {
         // The root is always a `Model`: it is the object this subscription was created on.
-        callback?(unsafeDowncast(root, to: Model.self))
+        switch callback {
+        case .some(let callback): callback.call(unsafeDowncast(root, to: Model.self))
+        case .none: break
+        }
     }
 
     override func releaseCallback() {
@@ -57,8 +68,12 @@ func _withObserver<Observer: AnyObject, Result>(
 @usableFromInline
 // `@unchecked Sendable`: see `Subscription`.
 final class _ObserverSubscription<Observer: AnyObject, Model: ObservableModelBase>: Subscription, @unchecked Sendable {
-    // Stored as in `_ModelSubscription`.
-    @exclusivity(unchecked) private var callback: Optional<@Sendable (Observer, Model) -> Void>
+    /// Stored as in `_ModelSubscription`.
+    private struct Callback: ~Copyable {
+        let call: @Sendable (Observer, Model) -> Void
+    }
+
+    @exclusivity(unchecked) private var callback: Optional<Callback>
     private let observer: WeakReference
 
     @usableFromInline
@@ -67,7 +82,7 @@ final class _ObserverSubscription<Observer: AnyObject, Model: ObservableModelBas
         site: CreationSite, callback: @escaping @Sendable (Observer, Model) -> Void
     ) {
         let rootRegistry = root.registry
-        self.callback = consume callback
+        self.callback = Callback(call: consume callback)
         self.observer = WeakReference(observer)
         super.init(
             rootRegistry: rootRegistry, hasObserver: true, target: target, options: options, queue: queue,
@@ -80,7 +95,12 @@ final class _ObserverSubscription<Observer: AnyObject, Model: ObservableModelBas
 
     override func invoke(observer: AnyObject?, root: ObservableModelBase) {
         // Deliveries pass the observer given at creation (an `Observer`), alive.
-        _withObserver(observer, as: Observer.self) { callback?($0, unsafeDowncast(root, to: Model.self)) }
+        _withObserver(observer, as: Observer.self) { observer in
+            switch callback {
+            case .some(let callback): callback.call(observer, unsafeDowncast(root, to: Model.self))
+            case .none: break
+            }
+        }
     }
 
     override func releaseCallback() {
