@@ -203,15 +203,15 @@ import Testing
     }
 
     @Test func aPropertyCallbackThatEndsItsOwnTokenKeepsItsCapturesUntilItReturns() {
-        // Given property tokens (without and with an observer) whose callbacks capture a probe,
-        // end their own token, then check that the probe is still alive
+        // Given property tokens (without and with an observer, and a change token) whose
+        // callbacks capture a probe, end their own token, then check that the probe is alive
         let queue = CoalescingQueue(target: .manual)
         let person = CorePerson()
         let observer = CoreObserver()
         let aliveAfterEnding = CoreRecorder<Bool>()
         var probeRefs: [WeakObserverBox] = []
         var tokenBoxes: [CoreBox<ObservationToken?>] = []
-        for withObserver in [false, true] {
+        for form in 0..<3 {
             let probe = CoreProbe()
             let probeRef = WeakObserverBox(probe)
             let tokenBox = CoreBox<ObservationToken?>(nil)
@@ -221,20 +221,21 @@ import Testing
                 aliveAfterEnding.append(probeRef.object != nil)
                 probe.touch()
             }
-            tokenBox.value =
-                withObserver
-                ? person.observe(\.age, observer: observer, queue: queue) { _, _ in body() }
-                : person.observe(\.age, queue: queue) { _ in body() }
+            switch form {
+            case 0: tokenBox.value = person.observe(\.age, queue: queue) { _ in body() }
+            case 1: tokenBox.value = person.observe(\.age, observer: observer, queue: queue) { _, _ in body() }
+            default: tokenBox.value = person.observe(.changes(\.age), queue: queue) { _, _ in body() }
+            }
             probeRefs.append(probeRef)
             tokenBoxes.append(tokenBox)
         }
 
         // When the property changes and is delivered
         person.age = 1
-        #expect(queue.drain() == 2)
+        #expect(queue.drain() == 3)
 
         // Then each callback ran to its end with its captures, and was released on return
-        #expect(aliveAfterEnding.entries == [true, true])
+        #expect(aliveAfterEnding.entries == [true, true, true])
         #expect(probeRefs.allSatisfy { $0.object == nil })
         #expect(tokenBoxes.allSatisfy { $0.value?.isValid == false })
         person.age = 2
