@@ -165,4 +165,80 @@ import Testing
         #expect(probeRefs.allSatisfy { $0.object == nil })
         #expect(tokens.allSatisfy { !$0.isValid })
     }
+
+    @Test func aChainCallbackThatEndsItsOwnTokenKeepsItsCapturesUntilItReturns() {
+        // Given chain tokens (a plain delivery and an `.endpointChanges` one) whose callbacks
+        // capture a probe, end their own token, then check that the probe is still alive
+        let queue = CoalescingQueue(target: .manual)
+        let person = CorePerson()
+        person.address = CoreAddress()
+        let zip = KeyPathChain(\CorePerson.address).then(\.zip)
+        let aliveAfterEnding = CoreRecorder<Bool>()
+        var probeRefs: [WeakObserverBox] = []
+        var tokenBoxes: [CoreBox<ObservationToken?>] = []
+        for options: ObservationOptions in [[], .endpointChanges] {
+            let probe = CoreProbe()
+            let probeRef = WeakObserverBox(probe)
+            let tokenBox = CoreBox<ObservationToken?>(nil)
+            tokenBox.value = person.observe(.chain(zip), options: options, queue: queue) { [probe] _, _ in
+                tokenBox.value?.invalidate()
+                // The callback (the only owner of the probe) is still held while it runs.
+                aliveAfterEnding.append(probeRef.object != nil)
+                probe.touch()
+            }
+            probeRefs.append(probeRef)
+            tokenBoxes.append(tokenBox)
+        }
+
+        // When the endpoint changes and is delivered
+        person.address?.zip = "12345"
+        #expect(queue.drain() == 2)
+
+        // Then each callback ran to its end with its captures, and was released on return
+        #expect(aliveAfterEnding.entries == [true, true])
+        #expect(probeRefs.allSatisfy { $0.object == nil })
+        #expect(tokenBoxes.allSatisfy { $0.value?.isValid == false })
+        person.address?.zip = "54321"
+        #expect(queue.drain() == 0)
+    }
+
+    @Test func aPropertyCallbackThatEndsItsOwnTokenKeepsItsCapturesUntilItReturns() {
+        // Given property tokens (without and with an observer, and a change token) whose
+        // callbacks capture a probe, end their own token, then check that the probe is alive
+        let queue = CoalescingQueue(target: .manual)
+        let person = CorePerson()
+        let observer = CoreObserver()
+        let aliveAfterEnding = CoreRecorder<Bool>()
+        var probeRefs: [WeakObserverBox] = []
+        var tokenBoxes: [CoreBox<ObservationToken?>] = []
+        for form in 0..<3 {
+            let probe = CoreProbe()
+            let probeRef = WeakObserverBox(probe)
+            let tokenBox = CoreBox<ObservationToken?>(nil)
+            let body: @Sendable () -> Void = { [probe] in
+                tokenBox.value?.invalidate()
+                // The callback (the only owner of the probe) is still held while it runs.
+                aliveAfterEnding.append(probeRef.object != nil)
+                probe.touch()
+            }
+            switch form {
+            case 0: tokenBox.value = person.observe(\.age, queue: queue) { _ in body() }
+            case 1: tokenBox.value = person.observe(\.age, observer: observer, queue: queue) { _, _ in body() }
+            default: tokenBox.value = person.observe(.changes(\.age), queue: queue) { _, _ in body() }
+            }
+            probeRefs.append(probeRef)
+            tokenBoxes.append(tokenBox)
+        }
+
+        // When the property changes and is delivered
+        person.age = 1
+        #expect(queue.drain() == 3)
+
+        // Then each callback ran to its end with its captures, and was released on return
+        #expect(aliveAfterEnding.entries == [true, true, true])
+        #expect(probeRefs.allSatisfy { $0.object == nil })
+        #expect(tokenBoxes.allSatisfy { $0.value?.isValid == false })
+        person.age = 2
+        #expect(queue.drain() == 0)
+    }
 }

@@ -11,8 +11,16 @@
 /// A subscription whose callback receives the observed object.
 @usableFromInline
 final class _ModelSubscription<Model: ObservableModelBase>: Subscription, @unchecked Sendable {  // see Subscription
+    /// The callback, in a noncopyable wrapper: a delivery borrows it where it is stored (a
+    /// `switch` over a noncopyable value borrows it), so its context is not retained and
+    /// released around each delivery, as a closure loaded from a `var` is. Safe while it runs:
+    /// `releaseCallback` runs only with no delivery running.
+    private struct Callback: ~Copyable {
+        let call: @Sendable (Model) -> Void
+    }
+
     // `Optional<…>`, not `…?`: no implicit nil to overwrite, so `init` stores the argument.
-    @exclusivity(unchecked) private var callback: Optional<@Sendable (Model) -> Void>
+    @exclusivity(unchecked) private var callback: Optional<Callback>
 
     @usableFromInline
     init(
@@ -22,7 +30,7 @@ final class _ModelSubscription<Model: ObservableModelBase>: Subscription, @unche
         // The registry first: with no call after the callback is stored, storing it moves the
         // argument (a call in between made it a retain and a release).
         let rootRegistry = root.registry
-        self.callback = consume callback
+        self.callback = Callback(call: consume callback)
         super.init(
             rootRegistry: rootRegistry, hasObserver: false, target: target, options: options, queue: queue,
             wantsOldValue: false, site: site)
@@ -30,7 +38,10 @@ final class _ModelSubscription<Model: ObservableModelBase>: Subscription, @unche
 
     override func invoke(observer: AnyObject?, root: ObservableModelBase) {
         // The root is always a `Model`: it is the object this subscription was created on.
-        callback?(unsafeDowncast(root, to: Model.self))
+        switch callback {
+        case .some(let callback): callback.call(unsafeDowncast(root, to: Model.self))
+        case .none: break
+        }
     }
 
     override func releaseCallback() {
@@ -57,8 +68,12 @@ func _withObserver<Observer: AnyObject, Result>(
 @usableFromInline
 // `@unchecked Sendable`: see `Subscription`.
 final class _ObserverSubscription<Observer: AnyObject, Model: ObservableModelBase>: Subscription, @unchecked Sendable {
-    // Stored as in `_ModelSubscription`.
-    @exclusivity(unchecked) private var callback: Optional<@Sendable (Observer, Model) -> Void>
+    /// Stored as in `_ModelSubscription`.
+    private struct Callback: ~Copyable {
+        let call: @Sendable (Observer, Model) -> Void
+    }
+
+    @exclusivity(unchecked) private var callback: Optional<Callback>
     private let observer: WeakReference
 
     @usableFromInline
@@ -67,7 +82,7 @@ final class _ObserverSubscription<Observer: AnyObject, Model: ObservableModelBas
         site: CreationSite, callback: @escaping @Sendable (Observer, Model) -> Void
     ) {
         let rootRegistry = root.registry
-        self.callback = consume callback
+        self.callback = Callback(call: consume callback)
         self.observer = WeakReference(observer)
         super.init(
             rootRegistry: rootRegistry, hasObserver: true, target: target, options: options, queue: queue,
@@ -80,7 +95,12 @@ final class _ObserverSubscription<Observer: AnyObject, Model: ObservableModelBas
 
     override func invoke(observer: AnyObject?, root: ObservableModelBase) {
         // Deliveries pass the observer given at creation (an `Observer`), alive.
-        _withObserver(observer, as: Observer.self) { callback?($0, unsafeDowncast(root, to: Model.self)) }
+        _withObserver(observer, as: Observer.self) { observer in
+            switch callback {
+            case .some(let callback): callback.call(observer, unsafeDowncast(root, to: Model.self))
+            case .none: break
+            }
+        }
     }
 
     override func releaseCallback() {
@@ -91,14 +111,22 @@ final class _ObserverSubscription<Observer: AnyObject, Model: ObservableModelBas
 /// A subscription with a type-erased callback, for the entry points that build their own
 /// closure (change tokens, chains delivering their endpoint).
 final class ErasedSubscription: Subscription, @unchecked Sendable {  // see Subscription
-    @exclusivity(unchecked) private var callback: _GeneralCallback?
+    /// Stored as in `_ModelSubscription`.
+    private struct Callback: ~Copyable {
+        let call: _GeneralCallback
+    }
+
+    // `observer` before `callback`: the other subscriptions store their callback first, and
+    // with this one stored there too, the compiler merged their identical `releaseCallback`s
+    // into one, which the others reached through a jump (≈ 4 instructions per token ended).
     private let observer: WeakReference?
+    @exclusivity(unchecked) private var callback: Optional<Callback>
 
     init(
         root: __shared ObservableModelBase, observer: AnyObject?, target: Target, options: ObservationOptions,
         queue: CoalescingQueue, wantsOldValue: Bool, site: CreationSite, callback: @escaping _GeneralCallback
     ) {
-        self.callback = callback
+        self.callback = Callback(call: callback)
         self.observer = observer.map(WeakReference.init)
         super.init(
             rootRegistry: root.registry, hasObserver: observer != nil, target: target, options: options,
@@ -112,17 +140,26 @@ final class ErasedSubscription: Subscription, @unchecked Sendable {  // see Subs
     override func invoke(observer: AnyObject?, root: ObservableModelBase) {
         // A stored nil, passed by address: a `nil` literal here is built on the stack and
         // destroyed through the existential's witnesses after the call (≈ 55 instructions).
-        callback?(observer, root, noValue)
+        switch callback {
+        case .some(let callback): callback.call(observer, root, noValue)
+        case .none: break
+        }
     }
 
     override func invoke(observer: AnyObject?, root: ObservableModelBase, oldValue: Any?) {
-        callback?(observer, root, oldValue)
+        switch callback {
+        case .some(let callback): callback.call(observer, root, oldValue)
+        case .none: break
+        }
     }
 
     /// A `.endpointChanges` delivery: the third argument is the endpoint it compared, as an
     /// ``EndpointDelivery`` (these subscriptions never take old values and endpoints both).
     override func invoke(observer: AnyObject?, root: ObservableModelBase, endpoint: ObservedPath.Endpoint) {
-        callback?(observer, root, EndpointDelivery(endpoint: endpoint))
+        switch callback {
+        case .some(let callback): callback.call(observer, root, EndpointDelivery(endpoint: endpoint))
+        case .none: break
+        }
     }
 
     override func releaseCallback() {

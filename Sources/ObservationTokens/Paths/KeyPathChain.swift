@@ -284,8 +284,17 @@ final class ChainEvaluator<Root: ObservableModelBase, Value>: @unchecked Sendabl
 ///
 /// `@unchecked Sendable`: see `Subscription`.
 final class ChainSubscription<Root: ObservableModelBase, Value>: Subscription, @unchecked Sendable {
+    /// The callback, in a noncopyable wrapper: a delivery borrows it where it is stored (a
+    /// `switch` over a noncopyable value borrows it), so its context is not retained and
+    /// released around each delivery, as a plain closure loaded from a `var` is. Borrowing it
+    /// while the callback runs is safe: the callback is released only by `releaseCallback`,
+    /// which runs when no delivery is running (`Subscription.end`, `finishDelivery`).
+    private struct Callback: ~Copyable {
+        let call: @Sendable (AnyObject?, Root, Value) -> Void
+    }
+
     // Stored as in `_ModelSubscription`.
-    @exclusivity(unchecked) private var callback: Optional<@Sendable (AnyObject?, Root, Value) -> Void>
+    @exclusivity(unchecked) private var callback: Optional<Callback>
     private let evaluator: ChainEvaluator<Root, Value>
     private let observer: WeakReference?
 
@@ -295,7 +304,7 @@ final class ChainSubscription<Root: ObservableModelBase, Value>: Subscription, @
         callback: @escaping @Sendable (AnyObject?, Root, Value) -> Void
     ) {
         let rootRegistry = root.registry
-        self.callback = consume callback
+        self.callback = Callback(call: consume callback)
         self.evaluator = evaluator
         self.observer = observer.map(WeakReference.init)
         super.init(
@@ -315,20 +324,25 @@ final class ChainSubscription<Root: ObservableModelBase, Value>: Subscription, @
         // The chain's `deliver`, made where the chain was spelled, reads the endpoint and calls
         // the callback with it, so no generic code here handles a `Value` (a local of it was
         // destroyed through its value witness, ≈ 30 instructions, for `Int?` too). The callback
-        // is loaded (a retain and a release of its context); a delivery is running, so nothing
+        // is borrowed where it is stored (see `Callback`); a delivery is running, so nothing
         // else releases it meanwhile (see `releaseCallback`). The evaluator is borrowed (`self`
         // holds it, a `let`): called through the reference, its closures' context was retained
         // and released too.
-        guard let callback else { return }
-        Unmanaged.passUnretained(evaluator)._withUnsafeGuaranteedRef {
-            $0.deliver($0.evaluate, root, observer, callback)
+        Unmanaged.passUnretained(evaluator)._withUnsafeGuaranteedRef { evaluator in
+            switch callback {
+            case .some(let callback): evaluator.deliver(evaluator.evaluate, root, observer, callback.call)
+            case .none: break
+            }
         }
     }
 
     /// A `.endpointChanges` delivery: the endpoint it compared.
     override func invoke(observer: AnyObject?, root: ObservableModelBase, endpoint: ObservedPath.Endpoint) {
         let root = unsafeDowncast(root, to: Root.self)
-        callback?(observer, root, evaluator.value(at: endpoint, on: root))
+        switch callback {
+        case .some(let callback): callback.call(observer, root, evaluator.value(at: endpoint, on: root))
+        case .none: break
+        }
     }
 
     override func releaseCallback() {
