@@ -397,11 +397,20 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
         // or inside a deinit), are marked under the lock: atomics only, no user code, nothing
         // retained but a token this marks for queueing (then queued after unlocking). Only if
         // every member is one, so that the general route below keeps its order otherwise.
-        var pending: [Subscription] = []
+        // Several marked for queueing: a list (nil, the usual case, releases nothing).
+        var pending: [Subscription]?
+        // One member alone (a token on the value: the usual case) is marked by the scan that
+        // checked it, not by a second scan of the property list; retained (under the lock) only
+        // if this marks it for queueing.
+        var loneQueued: Unmanaged<Subscription>?
         let markedAll = withLock { state -> Bool in
             var allMarkable = true
+            var count = 0
+            var lone: Unmanaged<Subscription>?
             state.properties.forEachInPlace(serialOrWildcard: serial) { property in
                 property.members.forEachInPlace { member, isLeaf in
+                    count += 1
+                    lone = member
                     allMarkable =
                         allMarkable
                         && member._withUnsafeGuaranteedRef {
@@ -410,20 +419,36 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
                 }
             }
             guard allMarkable else { return false }
+            if count == 1, let lone {
+                // Under the lock: it can't go away.
+                if lone._withUnsafeGuaranteedRef({ $0.markCheck() }) { loneQueued = lone.retain() }
+                return true
+            }
             state.properties.forEachInPlace(serialOrWildcard: serial) { property in
                 property.members.forEachInPlace { member, _ in
                     // Retained (under the lock: it can't go away) only if it is to be queued.
                     if member._withUnsafeGuaranteedRef({ $0.markCheck() }) {
-                        pending.append(member.takeUnretainedValue())
+                        if pending == nil { pending = [] }
+                        pending!.append(member.takeUnretainedValue())
                     }
                 }
             }
             return true
         }
         if markedAll {
-            if !pending.isEmpty { CoalescingQueue.enqueue(pending, changedObject: owner) }
+            if let loneQueued {
+                // Its retain balanced as this strong reference goes. A root that is gone is
+                // deinitializing; its deinit ends the subscription.
+                let subscription = loneQueued.takeRetainedValue()
+                if let root = subscription.isRoot(owner) ? owner : subscription.root {
+                    subscription.queue.enqueue(subscription, retaining: root)
+                }
+            } else if let pending, !pending.isEmpty {
+                CoalescingQueue.enqueue(pending, changedObject: owner)
+            }
             return
         }
+        var queued: [Subscription] = []
         // Usually one member (a token on the value): kept inline, nothing allocated; retained
         // by hand under the lock (a trivial element: the loops below count no references),
         // released at the end.
@@ -456,9 +481,9 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
                 if !member.isLeaf { subscription.markNeedsWalk() }
                 return subscription.markCheck()
             }
-            if queues { pending.append(member.subscription.takeUnretainedValue()) }
+            if queues { queued.append(member.subscription.takeUnretainedValue()) }
         }
-        if !pending.isEmpty { CoalescingQueue.enqueue(pending, changedObject: owner) }
+        if !queued.isEmpty { CoalescingQueue.enqueue(queued, changedObject: owner) }
     }
 
     /// The members of exactly `serial` (not `*`): the dependencies of computed properties that
