@@ -340,6 +340,10 @@ class Subscription: @unchecked Sendable {  // see the rules above
     /// Ends the observation: no callback starts after this returns, the closure is released
     /// (by the running delivery, if one is running on another thread), and every edge is
     /// detached. Idempotent and safe from any thread.
+    ///
+    /// Out of line: inlined into `deliverNow` (whose frame every level of an `.immediate`
+    /// cascade pays, `CascadeDepthTests`), it doubled that frame, 64 → 128 bytes.
+    @inline(never)
     final func end() {
         end(rootIsGone: false)
     }
