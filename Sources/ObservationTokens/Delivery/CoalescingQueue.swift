@@ -355,7 +355,7 @@ private struct ItemList {
     var elements: UnsafeBufferPointer<Item> { UnsafeBufferPointer(start: base, count: count) }
 
     mutating func append(_ item: consuming Item) {
-        if count == capacity { reserve(Swift.max(16, capacity * 2)) }
+        if count == capacity { reserve(Swift.max(4, capacity * 2)) }  // 96 bytes first: queues are many
         (base.unsafelyUnwrapped + count).initialize(to: item)
         count += 1
     }
