@@ -82,6 +82,50 @@ import Testing
         withExtendedLifetime(tokens) {}
     }
 
+    @Test func aQueueReleasedWithItemsPendingReleasesThem() {
+        // Given a queue that goes away with a notice pending, and a list grown past its first size
+        final class Captured: Sendable {}
+        weak var weakCaptured: Captured?
+        weak var weakQueue: CoalescingQueue?
+        do {
+            let queue = CoalescingQueue(target: .manual)
+            let captured = Captured()
+            for _ in 0..<40 { queue.enqueueNotice { withExtendedLifetime(captured) {} } }
+            #expect(queue.pendingCount == 40)
+            weakCaptured = captured
+            weakQueue = queue
+        }
+
+        // Then the queue's list (storage managed by hand) released what its items held
+        #expect(weakQueue == nil)
+        #expect(weakCaptured == nil)
+    }
+
+    @Test func aDeliveryDeferredToTheNextTickComesFirstInIt() {
+        // Given 40 tokens on one queue, and one more that sets the first one's object when delivered
+        let queue = CoalescingQueue(target: .manual)
+        let people = (0..<40).map { _ in CorePerson() }
+        let order = CoreRecorder<Int>()
+        var tokens = people.indices.map { index in
+            people[index].observe(\.age, queue: queue) { _ in order.append(index) }
+        }
+        tokens.append(people[1].observe(\.age, queue: queue) { _ in people[0].age += 100 })
+
+        // When two ticks set every object, and drain, and a third tick drains
+        for _ in 0..<2 {
+            for person in people { person.age += 1 }
+            #expect(queue.drain() == 41)
+            #expect(queue.pendingCount == 1)
+        }
+        #expect(queue.drain() == 1)
+
+        // Then each tick delivered every token once; the one set again after it fired waited
+        // for the next tick, where it came first
+        #expect(order.entries == Array(0..<40) + Array(0..<40) + [0])
+        #expect(queue.pendingCount == 0)
+        withExtendedLifetime(tokens) {}
+    }
+
     @Test func changeTokenReportsTheValueBeforeTheTicksFirstChangeAndAtDelivery() {
         let queue = CoalescingQueue(target: .manual)
         let person = CorePerson()

@@ -63,6 +63,11 @@ public final class CoalescingQueue: Sendable {
         self.target = target
     }
 
+    deinit {
+        // `QueueState`'s list of items is not an owner by itself (see `ItemList`).
+        state.withLock { $0.free() }
+    }
+
     /// The number of deliveries waiting for the end of the tick.
     ///
     /// Inside a callback, deliveries of the running drain that have not run yet are not
@@ -101,17 +106,17 @@ public final class CoalescingQueue: Sendable {
         var hook: (@Sendable () -> Void)?
         // The last batch's buffer, emptied: the queue gets it back for the next batch. `used`:
         // how many items that batch held (the kept-list policy, `QueueState.keeps`).
-        var spare: [Item] = []
+        var spare = ItemList()
         var used = 0
         while true {
             // Finding nothing left and ending the drain are one critical section: a change
             // queued after it starts a drain of its own (`drain()` on another thread then
             // returns a count, not 0), and one queued before it is in this batch.
-            let batch = state.withLock { state -> [Item]? in
+            let batch = state.withLock { state -> ItemList? in
                 guard state.items.isEmpty else { return state.takeItems(leaving: &spare, used: used) }
                 state.isDraining = false
                 drainEpoch.value.wrappingAdd(1, ordering: .sequentiallyConsistent)
-                if !deferred.isEmpty { state.insert(contentsOf: deferred, at: 0) }
+                if !deferred.isEmpty { state.prepend(deferred) }
                 state.reuse(&spare, used: used)
                 state.isScheduled = false
                 reschedule = markScheduledIfNeeded(&state)
@@ -119,34 +124,31 @@ public final class CoalescingQueue: Sendable {
                 return nil
             }
             guard var batch else { break }
-            batch.withUnsafeMutableBufferPointer { items in
-                for index in items.indices {
-                    // Moved out, not copied (a copy retains the item's array and root, and the
-                    // batch releases them again), with a placeholder that owns nothing put back
-                    // for the batch to destroy. The item keeps its root alive while its
-                    // deliveries run, and lets go of it right after.
-                    let item = (items.baseAddress! + index).move()
-                    (items.baseAddress! + index).initialize(to: .taken)
-                    switch consume item {
-                    case .notice(let notice):
-                        notice()
-                    case .delivery(let subscription, let root):
-                        switch subscription.deliver(drainID: drainID) {
-                        case .delivered: delivered += 1
-                        case .skipped: break
-                        case .deferred: deferred.append(.delivery(subscription, root))
-                        }
-                    case .deliveries(let subscriptions, let root):
-                        var later: [Subscription] = []
-                        delivered += Self.deliver(subscriptions, drainID: drainID, later: &later)
-                        if !later.isEmpty { deferred.append(.deliveries(later, root)) }
-                    case .taken:
-                        break
+            // Every item is moved out, not copied (a copy retains the item's array and root, and
+            // destroying the list released them again), and the list is left empty with its
+            // capacity, destroying nothing: an `Array` emptied by `removeAll(keepingCapacity:)`
+            // ran each slot through the runtime's generic array destroy, ≈ 27 instructions a
+            // delivery even for placeholders that owned nothing. The item keeps its root alive
+            // while its deliveries run, and lets go of it right after.
+            let items = batch.removeAllMoving()
+            for index in items.indices {
+                let item = items.moveElement(from: index)
+                switch consume item {
+                case .notice(let notice):
+                    notice()
+                case .delivery(let subscription, let root):
+                    switch subscription.deliver(drainID: drainID) {
+                    case .delivered: delivered += 1
+                    case .skipped: break
+                    case .deferred: deferred.append(.delivery(subscription, root))
                     }
+                case .deliveries(let subscriptions, let root):
+                    var later: [Subscription] = []
+                    delivered += Self.deliver(subscriptions, drainID: drainID, later: &later)
+                    if !later.isEmpty { deferred.append(.deliveries(later, root)) }
                 }
             }
-            used = batch.count
-            batch.removeAll(keepingCapacity: true)  // placeholders only: releases nothing
+            used = items.count
             spare = batch
         }
         delivered &+= countAdjustment.exchange(0, ordering: .relaxed)
@@ -336,12 +338,67 @@ private enum Item: @unchecked Sendable {
     /// Pending deliveries of subscriptions sharing one root, which the item keeps alive.
     case deliveries([Subscription], ObservableModelBase?)
     case notice(@Sendable () -> Void)
-    /// What a drain leaves in its batch in place of an item it moved out: owns nothing.
-    case taken
+}
+
+/// A list of items whose storage is managed by hand, so that a drain can move every item out
+/// and keep the emptied buffer without destroying anything (see `CoalescingQueue.drain()`).
+/// Not an owner by itself: a list that goes away must be `free()`d (the queue's `deinit`, and
+/// `QueueState`'s `takeItems`, `reuse` and `sweepEnded` for the lists they drop).
+private struct ItemList {
+    private(set) var base: UnsafeMutablePointer<Item>?
+    private(set) var count = 0
+    private(set) var capacity = 0
+
+    var isEmpty: Bool { count == 0 }
+
+    /// The items, borrowed: valid until the list next changes.
+    var elements: UnsafeBufferPointer<Item> { UnsafeBufferPointer(start: base, count: count) }
+
+    mutating func append(_ item: consuming Item) {
+        if count == capacity { reserve(Swift.max(4, capacity * 2)) }  // 96 bytes first: queues are many
+        (base.unsafelyUnwrapped + count).initialize(to: item)
+        count += 1
+    }
+
+    mutating func reserve(_ minimumCapacity: Int) {
+        guard minimumCapacity > capacity else { return }
+        let grown = UnsafeMutablePointer<Item>.allocate(capacity: minimumCapacity)
+        if let base {
+            grown.moveInitialize(from: base, count: count)
+            base.deallocate()
+        }
+        base = grown
+        capacity = minimumCapacity
+    }
+
+    /// Puts `newItems` (copied) before the list's items.
+    mutating func prepend(_ newItems: [Item]) {
+        guard !newItems.isEmpty else { return }
+        reserve(count + newItems.count)
+        let base = base.unsafelyUnwrapped
+        (base + newItems.count).moveInitialize(from: base, count: count)  // the regions may overlap
+        _ = UnsafeMutableBufferPointer(start: base, count: newItems.count).initialize(fromContentsOf: newItems)
+        count += newItems.count
+    }
+
+    /// Empties the list, keeping its capacity, and returns its items' slots, still initialized:
+    /// the caller must move every item out before the list changes again.
+    mutating func removeAllMoving() -> UnsafeMutableBufferPointer<Item> {
+        defer { count = 0 }
+        return UnsafeMutableBufferPointer(start: base, count: count)
+    }
+
+    /// Destroys the items and frees the storage.
+    mutating func free() {
+        guard let base else { return }
+        base.deinitialize(count: count)
+        base.deallocate()
+        self = ItemList()
+    }
 }
 
 private struct QueueState {
-    private(set) var items: [Item] = []
+    private(set) var items = ItemList()
     /// Subscriptions in `items`, and how many of them have ended since the last sweep (an
     /// estimate: a subscription ending while a drain holds it is counted too).
     private(set) var queued = 0
@@ -368,9 +425,15 @@ private struct QueueState {
         }
     }
 
-    mutating func insert(contentsOf newItems: [Item], at index: Int) {
+    /// Puts `newItems` before the items (a drain's deferred deliveries).
+    mutating func prepend(_ newItems: [Item]) {
         for item in newItems { count(item, sign: 1) }
-        items.insert(contentsOf: newItems, at: index)
+        items.prepend(newItems)
+    }
+
+    /// The queue's `deinit`: destroys the items and frees their storage.
+    mutating func free() {
+        items.free()
     }
 
     /// Deliveries of active subscriptions still in `items`, and notices. Exact: `ended` may
@@ -378,31 +441,25 @@ private struct QueueState {
     var pendingCount: Int {
         guard ended > 0 else { return queued + notices }
         var live = 0
-        for item in items {
+        for item in items.elements {
             switch item {
             case .delivery(let subscription, _): if subscription.isActive { live += 1 }
             case .deliveries(let subscriptions, _):
                 for subscription in subscriptions where subscription.isActive { live += 1 }
-            case .notice, .taken: break
+            case .notice: break
             }
         }
         return live + notices
     }
 
-    mutating func removeAll() {
-        items = []
-        queued = 0
-        ended = 0
-        notices = 0
-    }
-
     /// Takes every item, leaving `spare` (empty, with the capacity of an earlier batch of
     /// `used` items) in their place if `keeps` says so, so that the next tick's enqueues don't
     /// regrow the list.
-    mutating func takeItems(leaving spare: inout [Item], used: Int) -> [Item] {
-        var taken = Self.keeps(capacity: spare.capacity, used: used) ? spare : []
-        spare = []
-        swap(&taken, &items)
+    mutating func takeItems(leaving spare: inout ItemList, used: Int) -> ItemList {
+        if !Self.keeps(capacity: spare.capacity, used: used) { spare.free() }  // empty: frees the buffer
+        let taken = items
+        items = spare
+        spare = ItemList()
         queued = 0
         ended = 0
         notices = 0
@@ -423,10 +480,13 @@ private struct QueueState {
     }
 
     /// Puts `spare` (emptied, after a batch of `used` items) back as the items' buffer if they
-    /// have none and the policy keeps it.
-    mutating func reuse(_ spare: inout [Item], used: Int) {
-        guard items.isEmpty, items.capacity == 0, Self.keeps(capacity: spare.capacity, used: used) else { return }
-        swap(&items, &spare)
+    /// have none and the policy keeps it; frees it otherwise.
+    mutating func reuse(_ spare: inout ItemList, used: Int) {
+        guard items.isEmpty, items.capacity == 0, Self.keeps(capacity: spare.capacity, used: used) else {
+            spare.free()  // empty: frees the buffer
+            return
+        }
+        swap(&items, &spare)  // `spare` gets the items' empty list, which has no buffer
     }
 
     /// Tests only: the capacity of the (empty or filling) items' buffer.
@@ -436,10 +496,10 @@ private struct QueueState {
     /// to be released outside the lock.
     mutating func sweepEnded() -> [Item] {
         var removed: [Item] = []
-        var kept: [Item] = []
-        kept.reserveCapacity(items.count)
+        var kept = ItemList()
+        kept.reserve(items.count)
         queued = 0
-        for item in items {
+        for item in items.elements {
             if case .delivery(let subscription, _) = item {
                 if subscription.isActive {
                     kept.append(item)
@@ -460,6 +520,7 @@ private struct QueueState {
                 queued += live.count
             }
         }
+        items.free()
         items = kept
         ended = 0
         return removed
@@ -470,7 +531,6 @@ private struct QueueState {
         case .delivery: queued += sign
         case .deliveries(let subscriptions, _): queued += sign * subscriptions.count
         case .notice: notices += sign
-        case .taken: break
         }
     }
 }
