@@ -68,6 +68,10 @@ final class CbCaptured: Sendable {}
                 observer, _, changed in
                 observer.record("whichOf \(observer.name) \(changed.contains(\.a)) \(changed.contains(\.b))")
             })
+        tokens.append(
+            node.observe(.changes(\.a), observer: observer as AnyObject, queue: queue) { observer, _, change in
+                (observer as? CbObserver)?.record("anyObject \((observer as? CbObserver)?.name ?? "?") \(change.new)")
+            })
 
         // When what they watch changes
         node.a = 3
@@ -76,10 +80,11 @@ final class CbCaptured: Sendable {}
         node.child?.b = "y"
 
         // Then each callback ran once, with the observer given and its source's payload
-        #expect(queue.drain() == 5)
+        #expect(queue.drain() == 6)
         #expect(
             observer.entries.sorted() == [
-                "chain vm 3 7", "changes vm →x", "endpoint vm value(Optional(\"y\"))", "value vm 3 6 x -1",
+                "anyObject vm 3", "chain vm 3 7", "changes vm →x", "endpoint vm value(Optional(\"y\"))",
+                "value vm 3 6 x -1",
                 "whichOf vm true true",
             ])
         withExtendedLifetime(tokens) {}
