@@ -17,7 +17,7 @@ final class CbNode: ObservableModel, @unchecked Sendable {
 /// An observer class with a subclass, passed as the subclass.
 class CbObserverBase: @unchecked Sendable {
     let name: String
-    private let log = Mutex<[String]>([])
+    private let log = RelLock<[String]>([])
     init(name: String) { self.name = name }
     func record(_ entry: String) { log.withLock { $0.append(entry) } }
     var entries: [String] { log.withLock { $0 } }
