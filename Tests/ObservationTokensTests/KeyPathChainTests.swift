@@ -123,6 +123,45 @@ struct KeyPathChainTests {
         #expect(b.transitions.entries == ["count+", "count-", "count+", "count-"])
     }
 
+    @Test func tokensSharingAThreeStepChainMoveTogetherWhenItsMiddleStepChanges() {
+        // Given three tokens on root.owner.owner.count over root → a → b (one walk serves them all)
+        let queue = CoalescingQueue(target: .manual)
+        let (root, a, b, c) = (HookedChainNode(), HookedChainNode(), HookedChainNode(), HookedChainNode())
+        root.owner = a
+        a.owner = b
+        b.count = 1
+        c.count = 2
+        let seen = PathRecorder<Int?>()
+        let chain = KeyPathChain(\HookedChainNode.owner).then(\.owner).then(\.count)
+        let tokens = (0..<3).map { _ in root.observe(.chain(chain), queue: queue) { _, count in seen.record(count) } }
+
+        // When the middle step moves (a.owner to c), then the old and the new leaf are set
+        a.owner = c
+        #expect(queue.drain() == 3)
+        b.count = 10
+        c.count = 20
+        #expect(queue.drain() == 3)
+
+        // Then every token follows c: b's count lost its three edges, c's has them, and the
+        // steps before the change kept theirs
+        #expect(seen.values == [2, 2, 2, 20, 20, 20])
+        #expect(b.observerCount(of: \.count) == 0)
+        #expect(c.observerCount(of: \.count) == 3)
+        #expect(a.observerCount(of: \.owner) == 3)
+        #expect(b.transitions.entries == ["count+", "count-"])
+        #expect(c.transitions.entries == ["count+"])
+        #expect(a.transitions.entries == ["owner+"])
+
+        // When the middle step goes nil, then every token tells nil and c keeps no edge
+        a.owner = nil
+        #expect(queue.drain() == 3)
+        #expect(seen.values.suffix(3) == [nil, nil, nil])
+        #expect(c.observedPropertyCount == 0)
+        #expect(c.transitions.entries == ["count+", "count-"])
+        for token in tokens { token.invalidate() }
+        #expect([root, a].map(\.observedPropertyCount) == [0, 0])
+    }
+
     @Test func aFourStepChainRetargetedAtEachMiddleStepFollowsTheNewObjects() {
         // Given root.owner.owner.owner.count over root → a → b → c, and a token alone on it
         let queue = CoalescingQueue(target: .manual)
