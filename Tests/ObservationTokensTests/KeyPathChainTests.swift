@@ -78,6 +78,153 @@ struct KeyPathChainTests {
         root.owner = nil
     }
 
+    @Test func aThreeStepChainRetargetedAtItsMiddleStepMovesOnlyTheEdgesPastIt() {
+        // Given root.owner.owner.count over root → a → b, on nodes that report when a property
+        // becomes observed or not, and a token alone on it
+        let queue = CoalescingQueue(target: .manual)
+        let (root, a, b, c) = (HookedChainNode(), HookedChainNode(), HookedChainNode(), HookedChainNode())
+        root.owner = a
+        a.owner = b
+        b.count = 1
+        c.count = 2
+        let seen = PathRecorder<Int?>()
+        let chain = KeyPathChain(\HookedChainNode.owner).then(\.owner).then(\.count)
+        let token = root.observe(.chain(chain), queue: queue) { _, count in seen.record(count) }
+
+        // When the middle step moves (a.owner to c), then the old and the new leaf are set
+        a.owner = c
+        #expect(queue.drain() == 1)
+        b.count = 10
+        c.count = 20
+        #expect(queue.drain() == 1)
+
+        // Then the token follows c, and only the edge past the middle step moved: b's count left,
+        // c's arrived, a's owner and the root's stayed observed throughout
+        #expect(seen.values == [2, 20])
+        #expect(b.transitions.entries == ["count+", "count-"])
+        #expect(c.transitions.entries == ["count+"])
+        #expect(a.transitions.entries == ["owner+"])
+        #expect(root.transitions.entries == ["owner+"])
+
+        // When the middle step goes nil, and then comes back to b
+        a.owner = nil
+        #expect(queue.drain() == 1)
+        a.owner = b
+        #expect(queue.drain() == 1)
+
+        // Then the endpoint was nil, then b's count; c keeps no edge, b one
+        #expect(seen.values == [2, 20, nil, 10])
+        #expect(c.transitions.entries == ["count+", "count-"])
+        #expect(b.transitions.entries == ["count+", "count-", "count+"])
+        #expect(c.observedPropertyCount == 0)
+        #expect(b.observedPropertyCount == 1)
+        #expect(a.transitions.entries == ["owner+"])
+        token.invalidate()
+        #expect(b.transitions.entries == ["count+", "count-", "count+", "count-"])
+    }
+
+    @Test func tokensSharingAThreeStepChainMoveTogetherWhenItsMiddleStepChanges() {
+        // Given three tokens on root.owner.owner.count over root → a → b (one walk serves them all)
+        let queue = CoalescingQueue(target: .manual)
+        let (root, a, b, c) = (HookedChainNode(), HookedChainNode(), HookedChainNode(), HookedChainNode())
+        root.owner = a
+        a.owner = b
+        b.count = 1
+        c.count = 2
+        let seen = PathRecorder<Int?>()
+        let chain = KeyPathChain(\HookedChainNode.owner).then(\.owner).then(\.count)
+        let tokens = (0..<3).map { _ in root.observe(.chain(chain), queue: queue) { _, count in seen.record(count) } }
+
+        // When the middle step moves (a.owner to c), then the old and the new leaf are set
+        a.owner = c
+        #expect(queue.drain() == 3)
+        b.count = 10
+        c.count = 20
+        #expect(queue.drain() == 3)
+
+        // Then every token follows c: b's count lost its three edges, c's has them, and the
+        // steps before the change kept theirs
+        #expect(seen.values == [2, 2, 2, 20, 20, 20])
+        #expect(b.observerCount(of: \.count) == 0)
+        #expect(c.observerCount(of: \.count) == 3)
+        #expect(a.observerCount(of: \.owner) == 3)
+        #expect(b.transitions.entries == ["count+", "count-"])
+        #expect(c.transitions.entries == ["count+"])
+        #expect(a.transitions.entries == ["owner+"])
+
+        // When the middle step goes nil, then every token tells nil and c keeps no edge
+        a.owner = nil
+        #expect(queue.drain() == 3)
+        #expect(seen.values.suffix(3) == [nil, nil, nil])
+        #expect(c.observedPropertyCount == 0)
+        #expect(c.transitions.entries == ["count+", "count-"])
+        for token in tokens { token.invalidate() }
+        #expect([root, a].map(\.observedPropertyCount) == [0, 0])
+    }
+
+    @Test func aFourStepChainRetargetedAtEachMiddleStepFollowsTheNewObjects() {
+        // Given root.owner.owner.owner.count over root → a → b → c, and a token alone on it
+        let queue = CoalescingQueue(target: .manual)
+        let (root, a, b, c) = (HookedChainNode(), HookedChainNode(), HookedChainNode(), HookedChainNode())
+        let (b2, c2, c3) = (HookedChainNode(), HookedChainNode(), HookedChainNode())
+        root.owner = a
+        a.owner = b
+        b.owner = c
+        c.count = 1
+        b2.owner = c2
+        c2.count = 2
+        c3.count = 3
+        let seen = PathRecorder<Int?>()
+        let chain = KeyPathChain(\HookedChainNode.owner).then(\.owner).then(\.owner).then(\.count)
+        let token = root.observe(.chain(chain), queue: queue) { _, count in seen.record(count) }
+
+        // When step 1 moves (a.owner to b2, whose owner is c2), then step 2 on the new object
+        // (b2.owner to c3)
+        a.owner = b2
+        #expect(queue.drain() == 1)
+        b2.owner = c3
+        #expect(queue.drain() == 1)
+
+        // When objects the path left are set, nothing is told; the new leaf's set is
+        b.owner = c2
+        c.count = 100
+        c2.count = 200
+        #expect(queue.drain() == 0)
+        c3.count = 30
+        #expect(queue.drain() == 1)
+
+        // Then the token told each endpoint, and each object heard its property become observed
+        // when the path arrived and unobserved when it left; the steps before the change stayed
+        #expect(seen.values == [2, 3, 30])
+        #expect(b.transitions.entries == ["owner+", "owner-"])
+        #expect(c.transitions.entries == ["count+", "count-"])
+        #expect(b2.transitions.entries == ["owner+"])
+        #expect(c2.transitions.entries == ["count+", "count-"])
+        #expect(c3.transitions.entries == ["count+"])
+        #expect(a.transitions.entries == ["owner+"])
+        #expect(root.transitions.entries == ["owner+"])
+
+        // When step 2 goes nil, and step 1 comes back to b (whose owner is c2 now)
+        b2.owner = nil
+        #expect(queue.drain() == 1)
+        a.owner = b
+        #expect(queue.drain() == 1)
+        c2.count = 201
+        #expect(queue.drain() == 1)
+
+        // Then the path runs through b and c2 again, and nothing is left on b2 or c3
+        #expect(seen.values == [2, 3, 30, nil, 200, 201])
+        #expect(c3.transitions.entries == ["count+", "count-"])
+        #expect(b2.transitions.entries == ["owner+", "owner-"])
+        #expect(b.transitions.entries == ["owner+", "owner-", "owner+"])
+        #expect(c2.transitions.entries == ["count+", "count-", "count+"])
+        #expect([b2.observedPropertyCount, c3.observedPropertyCount, c.observedPropertyCount] == [0, 0, 0])
+        #expect([root.observedPropertyCount, a.observedPropertyCount, b.observedPropertyCount] == [1, 1, 1])
+        #expect(c2.observedPropertyCount == 1)
+        token.invalidate()
+        #expect([root, a, b, c2].map(\.observedPropertyCount) == [0, 0, 0, 0])
+    }
+
     @Test func aChainTokenMovedSeveralTimesInATickIsQueuedOnceAndFreedWithItsToken() {
         // Given root.owner.count, its token's subscription watched weakly
         let queue = CoalescingQueue(target: .manual)

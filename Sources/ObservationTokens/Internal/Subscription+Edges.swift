@@ -44,6 +44,16 @@ struct Edge {
         step = 0
     }
 
+    /// The edge a retarget found the path to run through (`Subscription.moveRun`).
+    init(_ target: EdgeTarget, slot: Int) {
+        registry = target.registry.takeUnretainedValue()
+        serial = target.serial
+        isLeaf = target.isLeaf
+        path = target.path
+        step = target.step
+        self.slot = slot
+    }
+
     /// A path's leaf edge at `step` of path 0 (`Subscription.moveTwoStepLeaf`).
     init(leafOnPath0 registry: Registry, serial: UInt64, slot: Int, step: Int32) {
         self.registry = registry
@@ -82,67 +92,37 @@ extension Subscription {
     /// step): moves the edges after it to where the paths run now.
     final func retarget(walks: inout WalkMemo) {
         guard !isProperty, extras != nil else { return }
-        // One path of two linear steps (a chain `\.owner` then `\.count`), the usual case: its
-        // only middle edge is step 0, on the root, so the change sits there without a look at
-        // the edges (and their lock). `moveEdges` checks under the lock that the edge is still
-        // there and the subscription active, as the scan below would have. The extras are
-        // borrowed: `self` (alive for the call) holds its `let` extras.
+        // No other subscription of the change can share a walk: the route that reads past the
+        // changed step on the stack, for the usual case (one linear path through it).
         let borrowed = Unmanaged.passUnretained(extras.unsafelyUnwrapped)
+        // One path of two linear steps (a chain `\.owner` then `\.count`, W17's view-model token):
+        // its leaf moves on a route of its own (`moveTwoStepLeaf`), when the edges have that shape.
         if walks.isAlone,
             borrowed._withUnsafeGuaranteedRef({ extras in
                 extras.paths.count == 1 && extras.paths.withUnsafeBufferPointer { $0[0].hasOneMiddleStep }
-            })
-        {
-            let isMoved = moveTwoStepLeaf(
+            }),
+            moveTwoStepLeaf(
                 borrowed, changed: walks.unmanagedChanged, changedRegistry: walks.unmanagedChangedRegistry,
                 serial: walks.serial)
-            if isMoved { return }
-            retargetAlone(borrowed, pathIndex: 0, step: 0, walks: walks)
+        {
+            return
+        }
+        if walks.isAlone,
+            retargetAlone(
+                borrowed, changed: walks.unmanagedChanged, changedRegistry: walks.unmanagedChangedRegistry,
+                serial: walks.serial)
+        {
             return
         }
         guard let extras else { return }
-        let changed = walks.changedRegistry
-        let serial = walks.serial
-        // Where the change sits on each path: its first edge there (a path may loop through it).
-        // One path (the usual case) needs no list.
-        var first: (path: Int32, step: Int32)?
-        var more: [(path: Int32, step: Int32)] = []
-        extras.withLock { state in
-            guard isActive else { return }
-            // Through the buffer: iterating the array would retain and release it.
-            state.edges.withUnsafeBufferPointer { edges in
-                for edge in edges
-                where !edge.isLeaf && (edge.serial == serial || edge.serial == PathStep.wildcardSerial)
-                    && edge.registry === changed
-                {
-                    if first == nil {
-                        first = (edge.path, edge.step)
-                    } else if first!.path == edge.path {
-                        first!.step = min(first!.step, edge.step)
-                    } else if let index = more.firstIndex(where: { $0.path == edge.path }) {
-                        more[index].step = min(more[index].step, edge.step)
-                    } else {
-                        more.append((edge.path, edge.step))
-                    }
-                }
-            }
-        }
+        let (first, more) = changedSteps(borrowed, registry: walks.unmanagedChangedRegistry, serial: walks.serial)
         guard let first else { return }
-        if more.isEmpty, walks.isAlone {
-            let pathIndex = Int(first.path)
-            let linear = extras.paths.withUnsafeBufferPointer { !$0[pathIndex].hasInnerWildcard }
-            if linear {
-                retargetAlone(borrowed, pathIndex: pathIndex, step: Int(first.step), walks: walks)
-                return
-            }
-        }
-        func move(_ start: (path: Int32, step: Int32)) {
-            let pathIndex = Int(start.path)
-            if extras.paths[pathIndex].hasInnerWildcard {
+        func move(_ start: (path: Int, step: Int)) {
+            if extras.paths[start.path].hasInnerWildcard {
                 guard let root = rootRegistry.weakOwner else { return }
-                walks.walk(self, pathIndex: pathIndex, from: root, step: 0)
+                walks.walk(self, pathIndex: start.path, from: root, step: 0)
             } else {
-                walks.walk(self, pathIndex: pathIndex, from: walks.changed, step: Int(start.step))
+                walks.walk(self, pathIndex: start.path, from: walks.changed, step: start.step)
             }
         }
         move(first)
@@ -167,73 +147,23 @@ extension Subscription {
             borrowed, changed: Unmanaged.passUnretained(changed), changedRegistry: changedRegistry, serial: serial)
     }
 
-    /// `retarget(walks:)` for one linear path when no other subscription of the change can share
-    /// its walk (the usual case): the walk's keys live on the stack, nothing is memoized, and
-    /// the walk is read again (see `WalkMemo.revalidate()`) right after its edges moved.
-    ///
-    /// Borrows what it uses, without retaining it: the extras (held by this subscription, a
-    /// `let`), the path (held by the extras' `paths`, a `let`), the changed object and its
-    /// registry (held by the setter, through `walks`).
-    @inline(__always)
-    private func retargetAlone(
-        _ extras: Unmanaged<SubscriptionExtras>, pathIndex: Int, step: Int, walks: borrowing WalkMemo
-    ) {
-        let changed = walks.unmanagedChanged
-        let changedRegistry = walks.unmanagedChangedRegistry
-        let serial = walks.serial
-        let path = extras._withUnsafeGuaranteedRef { extras in
-            extras.paths.withUnsafeBufferPointer { Unmanaged.passUnretained($0[pathIndex]) }
-        }
-        path._withUnsafeGuaranteedRef { path in
-            changed._withUnsafeGuaranteedRef { changed in
-                let capacity = path.steps.count - step
-                // Twice the path's length: the keys the edges moved to, and a walk read again.
-                withUnsafeTemporaryAllocation(of: ObservedPath.EdgeKey.self, capacity: 2 * capacity) { memory in
-                    var keys = EdgeKeyBuffer(UnsafeMutableBufferPointer(rebasing: memory[..<capacity]))
-                    var again = EdgeKeyBuffer(UnsafeMutableBufferPointer(rebasing: memory[capacity...]))
-                    // A walk that read nothing but this set's own value (the usual two-step
-                    // chain) can't have been overtaken by another thread's store: no second read.
-                    let readOnlyOwnSet = path.walkEdges(
-                        from: changed, startingAt: step, pathIndex: pathIndex, changedSerial: serial, into: &keys)
-                    moveEdgesAlone(
-                        extras, path: Int32(pathIndex), from: Int32(step), expecting: changedRegistry, serial: serial,
-                        to: keys.keys)
-                    for _ in 0..<(readOnlyOwnSet ? 0 : 4) {
-                        let isUnwritten = changedRegistry._withUnsafeGuaranteedRef {
-                            WalkMemo.isUnwritten(keys.keys, changed: changed, changedRegistry: $0)
-                        }
-                        if isUnwritten { break }
-                        path.walkEdges(
-                            from: changed, startingAt: step, pathIndex: pathIndex, changedSerial: serial, into: &again)
-                        if WalkMemo.same(keys.keys, again.keys) {
-                            again.removeAll()
-                            break
-                        }
-                        keys.take(&again)
-                        moveEdgesAlone(
-                            extras, path: Int32(pathIndex), from: Int32(step), expecting: changedRegistry,
-                            serial: serial, to: keys.keys)
-                    }
-                    keys.removeAll()
-                }
-            }
-        }
-    }
-
     /// `retargetAlone` for the one path of two steps, moved from its root (a chain `\.owner`
     /// then `\.count`, retargeted by a set of `owner`: W17's view-model token), when the
     /// subscription's edges have that path's shape (its middle edge, and at most its leaf): reads
     /// where the leaf runs now (`ObservedPath.readTwoStepLeaf`) and moves the leaf edge, with no
-    /// walk keys (nor their retains of the registries), buffers or shape checks of keys. Returns
-    /// false, having changed nothing, when the path can't be read this way or the edges have
-    /// another shape; the caller then walks (`retargetAlone`).
+    /// targets, buffers or loops. Returns false, having changed nothing, when the path can't be
+    /// read this way or the edges have another shape; the caller then takes the general route
+    /// (`retargetAlone`).
     ///
-    /// As `moveEdgesAlone` and `moveLeafEdge`: a walk whose middle edge is gone (another
-    /// retarget moved the path off the changed object) or of an ended subscription moves
-    /// nothing; the new leaf is attached before the old one is detached (a property that stays
-    /// observed never reports 1 → 0 → 1); the hooks run after the lock. The leaf object, held by
-    /// the read, keeps its registry alive while it is borrowed here. Nothing is read again after
-    /// the move: the only value read was this set's own (see `walkEdges`).
+    /// Kept beside the general route, which moves this shape too, because it is cheaper on the
+    /// shape every W17 retarget has: the general route (`readPast`, `moveRun`) costs ≈ 145
+    /// instructions more per retarget, ≈ 23 per W17 set (see docs/Performance.md, "Known
+    /// limits"). Its steps are `moveRun`'s for a run of one edge: a walk whose middle edge is
+    /// gone (another retarget moved the path off the changed object) or of an ended subscription
+    /// moves nothing; the new leaf is attached before the old one is detached (a property that
+    /// stays observed never reports 1 → 0 → 1); the hooks run after the lock. The leaf object,
+    /// held by the read, keeps its registry alive while it is borrowed here. Nothing is read
+    /// again after the move: the only value read was this set's own (see `ObservedPath.readPast`).
     @inline(__always)
     private func moveTwoStepLeaf(
         _ extras: Unmanaged<SubscriptionExtras>, changed: Unmanaged<ObservableModelBase>,
@@ -282,7 +212,7 @@ extension Subscription {
                         $0.attach(self, serial: leafSerial, isLeaf: true, hooks: &hooks)
                     }
                 }
-                // As `moveLeafEdge`: the old leaf is moved out of the list and detached; its
+                // As `moveRun`: the old leaf is moved out of the list and detached; its
                 // place takes the new leaf, or goes when there is none (or its object
                 // deinitialized since the read).
                 var old: Edge?
@@ -317,36 +247,200 @@ extension Subscription {
         return isMoved
     }
 
-    /// `moveEdges(path:from:expecting:to:)` for `retargetAlone`, with the extras and the
-    /// expected edge's registry borrowed.
-    @inline(__always)
-    private func moveEdgesAlone(
-        _ extras: Unmanaged<SubscriptionExtras>, path: Int32, from start: Int32,
-        expecting registry: Unmanaged<Registry>, serial: UInt64, to keys: UnsafeBufferPointer<ObservedPath.EdgeKey>
-    ) {
-        let expected = registry.toOpaque()
-        let hooks = extras._withUnsafeGuaranteedRef { extras in
-            extras.withLock { state -> ObservationStateHooks in
-                var hooks = ObservationStateHooks()
-                guard isActive else { return hooks }
-                let isThere = state.edges.withUnsafeBufferPointer { edges in
-                    edges.contains {
-                        $0.path == path && $0.step == start && !$0.isLeaf && $0.serial == serial
-                            && Unmanaged.passUnretained($0.registry).toOpaque() == expected
+    /// Where the change of `registry`'s property `serial` sits on the paths: for each path
+    /// through it, the first step whose edge is on it (a path may loop through it). One path
+    /// (the usual case) needs no list.
+    private func changedSteps(_ extras: Unmanaged<SubscriptionExtras>, registry: Unmanaged<Registry>, serial: UInt64)
+        -> (first: (path: Int, step: Int)?, more: [(path: Int, step: Int)])
+    {
+        let changed = registry.toOpaque()
+        var first: (path: Int, step: Int)?
+        var more: [(path: Int, step: Int)] = []
+        extras._withUnsafeGuaranteedRef { extras in
+            extras.withLock { state in
+                guard isActive else { return }
+                // Through the buffer: iterating the array would retain and release it.
+                state.edges.withUnsafeBufferPointer { edges in
+                    for edge in edges
+                    where !edge.isLeaf && (edge.serial == serial || edge.serial == PathStep.wildcardSerial)
+                        && Unmanaged.passUnretained(edge.registry).toOpaque() == changed
+                    {
+                        let (path, step) = (Int(edge.path), Int(edge.step))
+                        if first == nil {
+                            first = (path, step)
+                        } else if first!.path == path {
+                            first!.step = min(first!.step, step)
+                        } else if let index = more.firstIndex(where: { $0.path == path }) {
+                            more[index].step = min(more[index].step, step)
+                        } else {
+                            more.append((path, step))
+                        }
                     }
                 }
-                guard isThere else { return hooks }
-                // A two-step path's leaf moved (W17's `owner.count`): its own short route.
-                if start == 0, moveLeafEdge(in: &state, path: path, to: keys, hooks: &hooks) { return hooks }
-                // The usual move in place, called directly (not through `replaceEdges`).
-                let isReplaced = { (edge: Edge) in edge.path == path && edge.step >= start }
-                if !replaceInPlace(in: &state, where: isReplaced, with: keys, hooks: &hooks) {
-                    rebuildEdges(in: &state, where: isReplaced, with: keys, hooks: &hooks)
+            }
+        }
+        return (first, more)
+    }
+
+    /// `retarget(walks:)` for a set that moves this subscription alone (the setter's slow path
+    /// found no other), without the memo's list: returns false, having done nothing, when the
+    /// subscription needs one (its paths run through the changed property in several places,
+    /// or fan out before it). Borrows the extras (held by this subscription, a `let`), the
+    /// changed object and its registry (held by the setter).
+    ///
+    /// The changed step is known without a look at the edges for a path of one middle step
+    /// (`ObservedPath.hasOneMiddleStep`: a chain `\.owner` then `\.count`, W17's view-model
+    /// token); otherwise the edges on the changed property say where it is. The move checks,
+    /// under the lock, that the edge there is still in place.
+    @inline(__always)
+    private func retargetAlone(
+        _ extras: Unmanaged<SubscriptionExtras>, changed: Unmanaged<ObservableModelBase>,
+        changedRegistry: Unmanaged<Registry>, serial: UInt64
+    ) -> Bool {
+        let isOneMiddleStep = extras._withUnsafeGuaranteedRef { extras in
+            extras.paths.count == 1 && extras.paths.withUnsafeBufferPointer { $0[0].hasOneMiddleStep }
+        }
+        if isOneMiddleStep {
+            moveAlone(extras, pathIndex: 0, step: 0, changed: changed, changedRegistry: changedRegistry, serial: serial)
+            return true
+        }
+        let (first, more) = changedSteps(extras, registry: changedRegistry, serial: serial)
+        guard let first else { return true }
+        let isLinear = extras._withUnsafeGuaranteedRef { extras in
+            extras.paths.withUnsafeBufferPointer { !$0[first.path].hasInnerWildcard }
+        }
+        guard more.isEmpty, isLinear else { return false }
+        moveAlone(
+            extras, pathIndex: first.path, step: first.step, changed: changed, changedRegistry: changedRegistry,
+            serial: serial)
+        return true
+    }
+
+    /// Retargets one linear path at step `step`, the changed property's: reads where the path
+    /// runs past it (`ObservedPath.readPast`: no walk keys, nor their retains of the
+    /// registries), moves the edges past it (`moveEdges(_:path:past:on:serial:to:)`), then reads
+    /// again while what it read was stored to since (a set on an object that had no edge yet
+    /// tells no one; bounded, as `WalkMemo.revalidate()`: a path that keeps changing is left to
+    /// the setters doing that, which find the attached edges). A read of nothing but this set's
+    /// own value (the usual two-step chain) can't have been overtaken: no second read.
+    ///
+    /// Borrows what it uses: the path (held by the extras' `paths`, a `let`), the objects read
+    /// (held by the targets, by the reads' own references, until `removeAll()`).
+    @inline(__always)
+    private func moveAlone(
+        _ extras: Unmanaged<SubscriptionExtras>, pathIndex: Int, step: Int, changed: Unmanaged<ObservableModelBase>,
+        changedRegistry: Unmanaged<Registry>, serial: UInt64
+    ) {
+        let path = extras._withUnsafeGuaranteedRef { extras in
+            extras.paths.withUnsafeBufferPointer { Unmanaged.passUnretained($0[pathIndex]) }
+        }
+        path._withUnsafeGuaranteedRef { path in
+            changed._withUnsafeGuaranteedRef { changed in
+                // At most one target per step past the changed one; twice: a read again.
+                let capacity = path.steps.count - step - 1
+                withUnsafeTemporaryAllocation(of: EdgeTarget.self, capacity: 2 * capacity) { memory in
+                    var targets = EdgeTargetBuffer(UnsafeMutableBufferPointer(rebasing: memory[..<capacity]))
+                    let readOnlyOwnSet = path.readPast(
+                        step, from: changed, pathIndex: pathIndex, changedSerial: serial, into: &targets)
+                    let isOnePath = extras._withUnsafeGuaranteedRef { $0.paths.count == 1 }
+                    var isMoved = moveEdges(
+                        extras, path: Int32(pathIndex), past: Int32(step), on: changedRegistry, serial: serial,
+                        isOnePath: isOnePath, to: targets.targets)
+                    if !readOnlyOwnSet {
+                        var again = EdgeTargetBuffer(UnsafeMutableBufferPointer(rebasing: memory[capacity...]))
+                        for _ in 0..<4 where isMoved {
+                            if targets.isUnwritten { break }
+                            path.readPast(
+                                step, from: changed, pathIndex: pathIndex, changedSerial: serial, into: &again)
+                            if targets.isSame(as: again) {
+                                again.removeAll()
+                                break
+                            }
+                            targets.take(&again)
+                            isMoved = moveEdges(
+                                extras, path: Int32(pathIndex), past: Int32(step), on: changedRegistry,
+                                serial: serial, isOnePath: isOnePath, to: targets.targets)
+                        }
+                    }
+                    targets.removeAll()
                 }
-                return hooks
+            }
+        }
+    }
+
+    /// Moves path `path`'s edges past step `step` to `targets` under the extras' lock
+    /// (`moveEdges(in:path:past:on:serial:to:hooks:)`), and runs the hooks after it. Returns
+    /// false, having moved nothing, when the subscription ended or the read is stale.
+    @inline(__always)
+    private func moveEdges(
+        _ extras: Unmanaged<SubscriptionExtras>, path: Int32, past step: Int32, on registry: Unmanaged<Registry>,
+        serial: UInt64, isOnePath: Bool, to targets: UnsafeMutableBufferPointer<EdgeTarget>
+    ) -> Bool {
+        var hooks = ObservationStateHooks()
+        let isMoved = extras._withUnsafeGuaranteedRef { extras in
+            extras.withLock { state -> Bool in
+                // "Ended" is checked under the lock `end()` takes the edges under: an ended
+                // subscription never gains an edge.
+                guard isActive else { return false }
+                return moveEdges(
+                    in: &state, path: path, past: step, on: registry, serial: serial, isOnePath: isOnePath,
+                    to: targets, hooks: &hooks)
             }
         }
         hooks.run()
+        return isMoved
+    }
+
+    /// Under the extras' lock: a retarget's move. The edge the read started from — step `step`
+    /// of path `path`, on `registry`'s property `serial` (the changed property) — stays, and the
+    /// path's edges past it are made to match `targets` (`moveRun`). Returns false, moving
+    /// nothing, when that edge is gone: another retarget moved the path off the changed object,
+    /// and the read is stale.
+    ///
+    /// A subscription of one linear path (`isOnePath`) has its edges in step order, one per step
+    /// (a path's first edges are its walk's, in order, and every move keeps the order): the
+    /// changed edge is usually at its step's position, and the edges past it are the rest of the
+    /// list. Several paths' edges may interleave: their run is looked for, and when it is not
+    /// one, the list is built again.
+    private func moveEdges(
+        in state: inout SubscriptionExtras.State, path: Int32, past step: Int32, on registry: Unmanaged<Registry>,
+        serial: UInt64, isOnePath: Bool, to targets: UnsafeMutableBufferPointer<EdgeTarget>,
+        hooks: inout ObservationStateHooks
+    ) -> Bool {
+        let expected = registry.toOpaque()
+        let count = state.edges.count
+        let isPast = { (edge: Edge) in edge.path == path && edge.step > step }
+        // (where the changed edge is, the end of the run past it, whether the path's edges past it
+        // are that run).
+        let (changed, high, isRun) = state.edges.withUnsafeBufferPointer { edges -> (Int?, Int, Bool) in
+            let isChanged = { (edge: Edge) in
+                edge.path == path && edge.step == step && !edge.isLeaf && edge.serial == serial
+                    && Unmanaged.passUnretained(edge.registry).toOpaque() == expected
+            }
+            let at = Int(step)
+            guard let changed = at < count && isChanged(edges[at]) ? at : edges.firstIndex(where: isChanged) else {
+                return (nil, 0, false)
+            }
+            if isOnePath { return (changed, count, true) }
+            var high = changed + 1
+            while high < count, isPast(edges[high]) { high += 1 }
+            for index in 0..<changed where isPast(edges[index]) { return (changed, high, false) }
+            for index in high..<count where isPast(edges[index]) { return (changed, high, false) }
+            return (changed, high, true)
+        }
+        guard let changed else { return false }
+        if isRun {
+            moveRun(in: &state, from: changed + 1, to: high, targets: targets, hooks: &hooks)
+        } else {
+            // Several paths whose edges interleave: the list is built again.
+            let keys = targets.map {
+                ObservedPath.EdgeKey(
+                    registry: $0.registry.takeUnretainedValue(), serial: $0.serial, isLeaf: $0.isLeaf,
+                    path: Int($0.path), step: Int($0.step), version: $0.version)
+            }
+            keys.withUnsafeBufferPointer { rebuildEdges(in: &state, where: isPast, with: $0, hooks: &hooks) }
+        }
+        return true
     }
 
     /// Walks every path from the root again, at delivery, after an object on them deinitialized
@@ -372,6 +466,21 @@ extension Subscription {
             var hooks = ObservationStateHooks()
             guard isActive else { return hooks }
             if let (registry, serial) = expecting {
+                // A walk from the changed property (a retarget): its first key is that property's
+                // edge, which stays; the edges past it move, as a retarget alone moves them.
+                if let first = keys.first, first.step == start, !first.isLeaf, first.serial == serial,
+                    first.registry === registry
+                {
+                    withUnsafeTemporaryAllocation(of: EdgeTarget.self, capacity: keys.count - 1) { targets in
+                        for index in 1..<keys.count {
+                            targets.initializeElement(at: index - 1, to: EdgeTarget(keys[index]))
+                        }
+                        _ = moveEdges(
+                            in: &state, path: path, past: start, on: Unmanaged.passUnretained(registry),
+                            serial: serial, isOnePath: extras.paths.count == 1, to: targets, hooks: &hooks)
+                    }
+                    return hooks
+                }
                 let isThere = state.edges.contains {
                     $0.path == path && $0.step == start && !$0.isLeaf && $0.serial == serial && $0.registry === registry
                 }
@@ -383,15 +492,148 @@ extension Subscription {
         hooks.run()
     }
 
-    /// Makes the edges that `isReplaced` selects match `keys`, keeping edges that are already in
-    /// place. Every new edge is attached before any old one is detached, so a property that
-    /// stays observed never reports a 1 → 0 → 1 transition. Under the extras' lock.
+    /// Makes the edges that `isReplaced` selects match `keys`. Every new edge is attached before
+    /// any old one is detached, so a property that stays observed never reports a 1 → 0 → 1
+    /// transition. Under the extras' lock.
     final func replaceEdges(
         in state: inout SubscriptionExtras.State, where isReplaced: (Edge) -> Bool,
         with keys: UnsafeBufferPointer<ObservedPath.EdgeKey>, hooks: inout ObservationStateHooks
     ) {
         if replaceInPlace(in: &state, where: isReplaced, with: keys, hooks: &hooks) { return }
         rebuildEdges(in: &state, where: isReplaced, with: keys, hooks: &hooks)
+    }
+
+    /// The usual `replaceEdges` (an object on a path replaced, set to nil, or set where there
+    /// was nil): the replaced edges are one run, moved to the keys by `moveRun`. Returns false,
+    /// changing nothing, when they are not (none yet, or interleaved with another path's).
+    private func replaceInPlace(
+        in state: inout SubscriptionExtras.State, where isReplaced: (Edge) -> Bool,
+        with keys: UnsafeBufferPointer<ObservedPath.EdgeKey>, hooks: inout ObservationStateHooks
+    ) -> Bool {
+        guard let low = state.edges.firstIndex(where: isReplaced) else { return false }
+        var high = low + 1
+        while high < state.edges.count, isReplaced(state.edges[high]) { high += 1 }
+        guard !state.edges[high...].contains(where: isReplaced) else { return false }
+        withUnsafeTemporaryAllocation(of: EdgeTarget.self, capacity: keys.count) { targets in
+            for index in keys.indices { targets.initializeElement(at: index, to: EdgeTarget(keys[index])) }
+            moveRun(in: &state, from: low, to: high, targets: targets, hooks: &hooks)
+        }
+        return true
+    }
+
+    /// The one move of a path's edges, shared by every retarget and walk: makes the run
+    /// `state.edges[low..<high]` (one path's edges, in step order) match `targets` (where the
+    /// path runs now, in step order), position by position. An edge that matches its position's
+    /// target stays. Every other target's edge is attached first (its slot kept in the target);
+    /// then each replaced edge is moved out of the list (not copied) and detached, its place
+    /// taken by the new edge, and the edges the path gained or lost are appended or removed at
+    /// the run's end. Every new edge is attached before any old one is detached, so a property
+    /// that stays observed never reports 1 → 0 → 1 (the transitions are collected in `hooks`,
+    /// run after the lock). A target whose object deinitialized since it was read (its attach
+    /// fails) gets no edge. Under the extras' lock.
+    private func moveRun(
+        in state: inout SubscriptionExtras.State, from low: Int, to high: Int,
+        targets: UnsafeMutableBufferPointer<EdgeTarget>, hooks: inout ObservationStateHooks
+    ) {
+        let oldCount = high - low
+        let common = Swift.min(oldCount, targets.count)
+        // The first position that changes.
+        var first = 0
+        state.edges.withUnsafeBufferPointer { edges in
+            while first < common, targets[first].matches(edges[low + first]) { first += 1 }
+        }
+        if first == common, oldCount == targets.count { return }
+        // Every new edge attached first.
+        var isFailed = false
+        state.edges.withUnsafeBufferPointer { edges in
+            for index in first..<targets.count {
+                if index < common, targets[index].matches(edges[low + index]) {
+                    targets[index].slot = EdgeTarget.kept
+                } else if let slot = attach(targets[index], hooks: &hooks) {
+                    targets[index].slot = slot
+                } else {
+                    targets[index].slot = EdgeTarget.failed
+                    isFailed = true
+                }
+            }
+        }
+        if isFailed {
+            moveRunDroppingFailed(in: &state, from: low, to: high, first: first, targets: targets, hooks: &hooks)
+            return
+        }
+        // Then each replaced edge goes, its place taken by its new edge.
+        if first < common {
+            state.edges.withUnsafeMutableBufferPointer { edges in
+                let base = edges.baseAddress! + low
+                for index in first..<common where targets[index].slot != EdgeTarget.kept {
+                    let old = (base + index).move()
+                    (base + index).initialize(to: Edge(targets[index], slot: targets[index].slot))
+                    detach(old, hooks: &hooks)
+                }
+            }
+        }
+        if common < targets.count {
+            var end = high
+            for index in common..<targets.count {
+                // At the list's end (one path: the usual case), appended.
+                if end == state.edges.count {
+                    state.edges.append(Edge(targets[index], slot: targets[index].slot))
+                } else {
+                    state.edges.insert(Edge(targets[index], slot: targets[index].slot), at: end)
+                }
+                end += 1
+            }
+        } else if common < oldCount {
+            if high == state.edges.count {
+                // At the list's end (one path: the usual case), moved out from the end.
+                for _ in common..<oldCount { detach(state.edges.removeLast(), hooks: &hooks) }
+            } else {
+                let gone = Array(state.edges[(low + common)..<high])
+                state.edges.removeSubrange((low + common)..<high)
+                for edge in gone { detach(edge, hooks: &hooks) }
+            }
+        }
+    }
+
+    /// `moveRun` after a new edge's attach failed (its object deinitialized since the read):
+    /// the run is built again without it, and every replaced edge detached. Rare.
+    @inline(never)
+    private func moveRunDroppingFailed(
+        in state: inout SubscriptionExtras.State, from low: Int, to high: Int, first: Int,
+        targets: UnsafeMutableBufferPointer<EdgeTarget>, hooks: inout ObservationStateHooks
+    ) {
+        let oldCount = high - low
+        var run: [Edge] = []
+        var gone: [Edge] = []
+        for index in 0..<Swift.max(oldCount, targets.count) {
+            let isOld = index < oldCount
+            let slot = index < first ? EdgeTarget.kept : index < targets.count ? targets[index].slot : EdgeTarget.failed
+            if slot == EdgeTarget.kept {
+                run.append(state.edges[low + index])
+                continue
+            }
+            if isOld { gone.append(state.edges[low + index]) }
+            if slot >= 0 { run.append(Edge(targets[index], slot: slot)) }
+        }
+        state.edges.replaceSubrange(low..<high, with: run)
+        for edge in gone { detach(edge, hooks: &hooks) }
+    }
+
+    /// Attaches this subscription where `target` says; nil when the object deinitialized since.
+    /// The registry is borrowed for the call (the target's object, or its key, holds it).
+    @inline(__always)
+    private func attach(_ target: EdgeTarget, hooks: inout ObservationStateHooks) -> Int? {
+        target.registry._withUnsafeGuaranteedRef {
+            $0.attach(self, serial: target.serial, isLeaf: target.isLeaf, hooks: &hooks)
+        }
+    }
+
+    /// Detaches an edge taken out of the list; its registry is borrowed for the call.
+    @inline(__always)
+    private func detach(_ edge: consuming Edge, hooks: inout ObservationStateHooks) {
+        Unmanaged.passUnretained(edge.registry)._withUnsafeGuaranteedRef {
+            $0.detach(serial: edge.serial, slot: edge.slot, hooks: &hooks)
+        }
     }
 
     /// `replaceEdges` when the edges can't move in place: builds the new list.
@@ -447,150 +689,6 @@ extension Subscription {
             }
         }
         state.edges = next
-    }
-}
-
-extension Subscription {
-    /// `replaceInPlace` for the one shape a two-step path's retarget from its root has: the
-    /// subscription's edges are the path's middle edge (step 0) and at most its leaf (step 1),
-    /// the walk's keys the same middle edge and at most a new leaf. Only the leaf moves: the new
-    /// one is attached before the old one is detached, as `replaceInPlace` does, with no lists,
-    /// masks or closures. Returns false, changing nothing, for any other shape (the caller then
-    /// takes the general route). Under the extras' lock.
-    @inline(__always)
-    fileprivate func moveLeafEdge(
-        in state: inout SubscriptionExtras.State, path: Int32,
-        to keys: UnsafeBufferPointer<ObservedPath.EdgeKey>, hooks: inout ObservationStateHooks
-    ) -> Bool {
-        let count = state.edges.count
-        guard count == 1 || count == 2, keys.count == 1 || keys.count == 2 else { return false }
-        let isShape = state.edges.withUnsafeBufferPointer { edges in
-            edges[0].path == path && edges[0].step == 0 && !edges[0].isLeaf && edges[0].matches(keys[0])
-                && (count == 1 || (edges[1].path == path && edges[1].step == 1 && edges[1].isLeaf))
-        }
-        guard isShape, keys.count == 1 || (keys[1].isLeaf && keys[1].step == 1) else { return false }
-        let hasNew = keys.count == 2
-        if count == 2, hasNew {
-            let isKept = state.edges.withUnsafeBufferPointer { $0[1].matches(keys[1]) }
-            if isKept { return true }
-        }
-        // The new leaf first: attached before the old one goes (a property that stays observed
-        // never reports 1 → 0 → 1). The registry is borrowed for the call (the key holds it).
-        var slot: Int?
-        if hasNew {
-            slot = Unmanaged.passUnretained(keys[1].registry)._withUnsafeGuaranteedRef {
-                $0.attach(self, serial: keys[1].serial, isLeaf: true, hooks: &hooks)
-            }
-        }
-        // The old leaf is moved out of the list (no retain) and detached; its place takes the
-        // new leaf, or goes when the new leaf is missing or its object deinitialized since the
-        // walk (`replaceInPlace` drops such an edge too).
-        var old: Edge?
-        if count == 2 {
-            if let slot {
-                old = state.edges.withUnsafeMutableBufferPointer { edges in
-                    let base = edges.baseAddress! + 1
-                    let moved = base.move()
-                    base.initialize(to: Edge(keys[1], slot: slot))
-                    return moved
-                }
-            } else {
-                old = state.edges.removeLast()
-            }
-        } else if let slot {
-            state.edges.append(Edge(keys[1], slot: slot))
-        }
-        if let old {
-            Unmanaged.passUnretained(old.registry)._withUnsafeGuaranteedRef {
-                $0.detach(serial: old.serial, slot: old.slot, hooks: &hooks)
-            }
-        }
-        return true
-    }
-
-    /// The usual move (an object on a path replaced, set to nil, or set where there was nil):
-    /// the replaced edges are one run, each new edge takes the place of the old edge at its
-    /// position, and edges the path gained or lost are inserted or removed at the run's end,
-    /// without building new lists. Returns false, changing nothing, when the path changed shape
-    /// otherwise (a new edge matching an old one at another position).
-    fileprivate func replaceInPlace(
-        in state: inout SubscriptionExtras.State, where isReplaced: (Edge) -> Bool,
-        with keys: UnsafeBufferPointer<ObservedPath.EdgeKey>, hooks: inout ObservationStateHooks
-    ) -> Bool {
-        guard keys.count <= 16, let low = state.edges.firstIndex(where: isReplaced) else { return false }
-        var high = low + 1
-        while high < state.edges.count, isReplaced(state.edges[high]) { high += 1 }
-        let oldCount = high - low
-        guard oldCount <= 16, !state.edges[high...].contains(where: isReplaced) else { return false }
-        let common = min(oldCount, keys.count)
-        // Positions below `common` whose edge changes; every key from `common` on is new, and
-        // every old edge from `common` on goes.
-        var moved: UInt16 = 0
-        for index in 0..<common where !state.edges[low + index].matches(keys[index]) { moved |= 1 << index }
-        if moved == 0, oldCount == keys.count { return true }
-        let changes = UInt32(moved) | ~((UInt32(1) << common) - 1)
-        // A new edge that matches another position's old edge, which goes: the shape changed.
-        for index in keys.indices where changes & (1 << index) != 0 {
-            for other in 0..<oldCount where other != index && changes & (1 << other) != 0 {
-                if state.edges[low + other].matches(keys[index]) { return false }
-            }
-        }
-        // Attach every new edge before detaching any old one.
-        var failed: UInt16 = 0
-        withUnsafeTemporaryAllocation(of: Edge.self, capacity: oldCount) { old in
-            var released = 0
-            if moved != 0 {
-                // Each moved edge is moved out of the list (no retain) and its replacement made in
-                // its place; the registries are borrowed for the attach (the keys hold them).
-                state.edges.withUnsafeMutableBufferPointer { edges in
-                    let base = edges.baseAddress! + low
-                    for index in 0..<common where moved & (1 << index) != 0 {
-                        old.initializeElement(at: released, to: (base + index).move())
-                        released += 1
-                        let slot = Unmanaged.passUnretained(keys[index].registry)._withUnsafeGuaranteedRef {
-                            $0.attach(self, serial: keys[index].serial, isLeaf: keys[index].isLeaf, hooks: &hooks)
-                        }
-                        if let slot {
-                            (base + index).initialize(to: Edge(keys[index], slot: slot))
-                        } else {
-                            // The object deinitialized since the walk: the old edge stays in
-                            // place to be filtered out below (and is detached with the others).
-                            (base + index).initialize(to: old[released - 1])
-                            failed |= 1 << index
-                        }
-                    }
-                }
-            }
-            var end = high
-            for index in common..<keys.count {
-                if let slot = keys[index].registry.attach(
-                    self, serial: keys[index].serial, isLeaf: keys[index].isLeaf, hooks: &hooks)
-                {
-                    state.edges.insert(Edge(keys[index], slot: slot), at: end)
-                    end += 1
-                }
-            }
-            if common < oldCount {
-                for index in common..<oldCount {
-                    old.initializeElement(at: released, to: state.edges[low + index])
-                    released += 1
-                }
-                state.edges.removeSubrange((low + common)..<high)
-            }
-            for index in 0..<released {
-                let edge = old.moveElement(from: index)
-                Unmanaged.passUnretained(edge.registry)._withUnsafeGuaranteedRef {
-                    $0.detach(serial: edge.serial, slot: edge.slot, hooks: &hooks)
-                }
-            }
-        }
-        if failed != 0 {
-            state.edges = state.edges.indices.filter {
-                $0 < low || $0 >= low + common || failed & (1 << ($0 - low)) == 0
-            }
-            .map { state.edges[$0] }
-        }
-        return true
     }
 }
 

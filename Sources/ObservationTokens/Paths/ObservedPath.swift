@@ -350,85 +350,138 @@ final class ObservedPath: Sendable {
         return .unreachable
     }
 
-    /// The edges alone of a linear path (no `*` before its last step) from step `start` on,
-    /// `object` being the object that step reads: `walk(from:startingAt:pathIndex:into:needsEndpoint:)`
-    /// without `needsEndpoint`, for a retarget, which needs no endpoint and reads nothing it can
-    /// do without.
+    /// Where a linear path (no `*` before its last step) runs past step `changed`, for a
+    /// retarget by a set of that step's property of `object` (serial `changedSerial`) on this
+    /// thread: one `EdgeTarget` per step after it, up to the leaf or the first step that can't be
+    /// read (a nil, a value that is not a model, a property the object doesn't have). Nothing
+    /// upstream of the change is read (other threads may own it), and the changed step's own
+    /// edge is not among the targets: it is the changed property itself, which doesn't move.
     ///
-    /// `changedSerial` is the property of `object` whose set started the retarget, on this
-    /// thread: the walk's first read, of that property, is the setter's own value (see
-    /// `PathStep.readChangedModel`). Returns true when that was the walk's only read of a value:
-    /// no other thread can have stored to what it read, so it needs no second read.
-    @discardableResult
-    func walkEdges(
-        from object: ObservableModelBase, startingAt start: Int, pathIndex: Int, changedSerial: UInt64,
-        into edges: inout some EdgeKeySink
+    /// The first read, of the changed property, is the setter's own value (see
+    /// `PathStep.readChangedModel`), read without the registry's lock where it can be. Returns
+    /// true when that was the only value read: no other thread can have stored to what it read,
+    /// so nothing needs reading again after the edges moved (see
+    /// `Subscription.retargetAlone`).
+    ///
+    /// Each target holds its object by the read's own reference (released by
+    /// `EdgeTargetBuffer.removeAll()`), which keeps the object's registry, borrowed in the
+    /// target, alive: no retain of a registry, as a walk's `EdgeKey` makes.
+    @discardableResult @inline(__always)
+    func readPast(
+        _ changed: Int, from object: ObservableModelBase, pathIndex: Int, changedSerial: UInt64,
+        into targets: inout EdgeTargetBuffer
     ) -> Bool {
-        var readOwnSet = false
+        // The changed step: the setter's own value where it can be read so (a typed key). Each
+        // further object is held by the read that found it (its own reference), which its
+        // step's target takes over, or the buffer keeps when the step has none.
         var readOther = false
-        // Each object is borrowed for its step: the first is the caller's, the others are kept
-        // alive by `holder`. (A `var` of the object made every use retain and release it.)
-        var current = Unmanaged.passUnretained(object)
-        var holder: ObservableModelBase?
-        let last = steps.count - 1
-        for index in start...last {
-            let next = current._withUnsafeGuaranteedRef { object -> ObservableModelBase?? in
-                let registry = object.registry
-                // A typed step (the usual case) is read through its key, borrowed.
-                let key = unretainedKeys[index]
-                if index == last {
-                    let serial =
-                        if let key {
-                            key._withUnsafeGuaranteedRef { $0.resolveSerial(on: object) }
-                        } else {
-                            leafSerial(index, on: object)
-                        }
-                    if let serial {
-                        edges.append(
-                            EdgeKey(registry: registry, serial: serial, isLeaf: true, path: pathIndex, step: index))
-                    }
-                    return nil
-                }
-                // The first read, of the property whose set on this thread started the retarget.
-                if let key, index == start,
-                    let changed = key._withUnsafeGuaranteedRef({
-                        PathStep.readChangedModel($0, on: object, serial: changedSerial)
-                    })
-                {
-                    readOwnSet = true
-                    guard let next = changed.next else { return nil }
-                    edges.append(
-                        EdgeKey(
-                            registry: registry, serial: changedSerial, isLeaf: false, path: pathIndex, step: index,
-                            version: changed.version))
-                    return .some(next)
-                }
-                readOther = true
-                var version = 0
-                let read =
-                    if let key {
-                        key._withUnsafeGuaranteedRef {
-                            PathStep.readModelForWalk($0, on: object, registry: registry, version: &version)
-                        }
-                    } else {
-                        steps[index].readModelForWalk(on: object, registry: registry, version: &version)
-                    }
-                guard let (serial, next) = read else { return nil }
-                edges.append(
-                    EdgeKey(
-                        registry: registry, serial: serial, isLeaf: false, path: pathIndex, step: index,
-                        version: version))
-                return .some(next)
-            }
-            guard let next, let next else { return readOwnSet && !readOther }
-            current = Unmanaged.passUnretained(next)
-            holder = next
+        var current: Unmanaged<ObservableModelBase>
+        if let key = unretainedKeys[changed],
+            let own = key._withUnsafeGuaranteedRef({
+                PathStep.readChangedModel($0, on: object, serial: changedSerial)
+            })
+        {
+            guard let next = own.next, let next else { return true }
+            current = Unmanaged.passRetained(next)
+        } else {
+            guard let next = readChangedStep(changed, on: object) else { return false }
+            readOther = true
+            current = next
         }
-        withExtendedLifetime(holder) {}
-        return readOwnSet && !readOther
+        let last = steps.count - 1
+        if changed + 1 < last {
+            // Middle steps past the changed one (a path of three steps or more).
+            guard let next = readMiddleSteps(from: current, at: changed + 1, pathIndex: pathIndex, into: &targets)
+            else { return false }
+            readOther = true
+            current = next
+        }
+        let serial = current._withUnsafeGuaranteedRef { object in
+            if let key = unretainedKeys[last] {
+                key._withUnsafeGuaranteedRef { $0.resolveSerial(on: object) }
+            } else {
+                leafSerial(last, on: object)
+            }
+        }
+        if let serial {
+            targets.append(
+                EdgeTarget(
+                    object: current, registry: current._withUnsafeGuaranteedRef { Self.borrowedRegistry(of: $0) },
+                    serial: serial, isLeaf: true, path: pathIndex, step: last, version: 0))
+        } else {
+            targets.keep(current)
+        }
+        return !readOther
     }
 
-    /// `walkEdges` for a path of one middle step walked from its root by a set of that step's
+    /// `readPast`'s read of the changed step when it can't be the setter's own value (a name, a
+    /// synthetic property, an object no path has read yet): under the registry lock. The model
+    /// there, held by this read's reference; nil for none.
+    @inline(never)
+    private func readChangedStep(_ index: Int, on object: ObservableModelBase) -> Unmanaged<ObservableModelBase>? {
+        var version = 0
+        guard let read = readModel(index, on: object, version: &version), let next = read.next else { return nil }
+        return Unmanaged.passRetained(next)
+    }
+
+    /// `readPast`'s middle steps from `first` on (each under its object's registry lock), from
+    /// `object`, held by the caller's read, whose reference passes to its target or to the
+    /// buffer: appends their targets, and returns the leaf's object (held by its read's
+    /// reference), or nil when the path stops before the leaf (the buffer then holds every
+    /// object read).
+    @inline(never)
+    private func readMiddleSteps(
+        from object: Unmanaged<ObservableModelBase>, at first: Int, pathIndex: Int,
+        into targets: inout EdgeTargetBuffer
+    ) -> Unmanaged<ObservableModelBase>? {
+        var current = object
+        var version = 0
+        for index in first..<(steps.count - 1) {
+            let read = current._withUnsafeGuaranteedRef { object in
+                readModel(index, on: object, version: &version).map { read in
+                    // A middle step keeps its edge when its value is nil: a set there moves the
+                    // path again.
+                    targets.append(
+                        EdgeTarget(
+                            object: current, registry: Self.borrowedRegistry(of: object), serial: read.serial,
+                            isLeaf: false, path: pathIndex, step: index, version: version))
+                    return read.next.map { Unmanaged.passRetained($0) }
+                }
+            }
+            guard let read else {
+                targets.keep(current)
+                return nil
+            }
+            guard let next = read else { return nil }
+            current = next
+        }
+        return current
+    }
+
+    /// A middle step's read for `readPast`, under the object's registry lock: its serial and the
+    /// model its value holds; nil when the object doesn't have the property.
+    @inline(__always)
+    private func readModel(_ index: Int, on object: ObservableModelBase, version: inout Int) -> (
+        serial: UInt64, next: ObservableModelBase?
+    )? {
+        let registry = object.registry
+        // A typed step (the usual case) is read through its key, borrowed.
+        if let key = unretainedKeys[index] {
+            return key._withUnsafeGuaranteedRef {
+                PathStep.readModelForWalk($0, on: object, registry: registry, version: &version)
+            }
+        }
+        return steps[index].readModelForWalk(on: object, registry: registry, version: &version)
+    }
+
+    /// `object`'s registry, borrowed (`object` holds it): through `registry`, a retain and a
+    /// release.
+    @inline(__always)
+    private static func borrowedRegistry(of object: ObservableModelBase) -> Unmanaged<Registry> {
+        object.withExistingRegistry { Unmanaged.passUnretained($0) } ?? Unmanaged.passUnretained(object.registry)
+    }
+
+    /// `readPast` for a path of one middle step walked from its root by a set of that step's
     /// property on this thread (a chain `\.owner` then `\.count`, retargeted by a set of
     /// `owner`): where the leaf runs now, without making the walk's keys. The middle edge can't
     /// move (it is the changed property itself), so the leaf is all a retarget needs.
@@ -438,7 +491,7 @@ final class ObservedPath: Sendable {
     /// `PathStep.readChangedModel`); the caller then walks. `.some(nil)` when the path ends
     /// before its leaf (the middle value is nil, or not a model), or the new object doesn't
     /// have the leaf's property. The only value read is the setter's own, so, as for
-    /// `walkEdges` returning true, nothing needs reading again after the edge moved.
+    /// `readPast` returning true, nothing needs reading again after the edge moved.
     ///
     /// The leaf object is returned retained (the read's own reference, released by the caller
     /// with `leaf.release()`): it keeps the object, and its registry, returned borrowed, alive
@@ -525,8 +578,7 @@ final class ObservedPath: Sendable {
     }
 }
 
-/// Where a walk puts the edges it finds: an array, or (a retarget no other token shares) an
-/// `EdgeKeyBuffer` in memory on the stack.
+/// Where a walk puts the edges it finds.
 protocol EdgeKeySink {
     var count: Int { get }
     mutating func reserveCapacity(_ minimumCapacity: Int)
@@ -535,45 +587,136 @@ protocol EdgeKeySink {
 
 extension Array: EdgeKeySink where Element == ObservedPath.EdgeKey {}
 
-/// Edge keys in memory the caller owns, for a linear walk of a known number of steps. Owns the
-/// keys it holds: `removeAll()` before the memory goes away.
-struct EdgeKeyBuffer: EdgeKeySink {
-    private let base: UnsafeMutablePointer<ObservedPath.EdgeKey>
+/// Where a retarget found a step of a path to run now (`ObservedPath.readPast`): the edge to
+/// have there. Holds nothing: the registry is borrowed, from the object (held by the buffer the
+/// read filled, see `EdgeTargetBuffer`) or from a walk's key.
+struct EdgeTarget {
+    /// The object the edge is on, when the target was read from it (its store version is
+    /// `version`); nil for a target made from a walk's key.
+    let object: Unmanaged<ObservableModelBase>?
+    let registry: Unmanaged<Registry>
+    let serial: UInt64
+    let isLeaf: Bool
+    /// Which of the subscription's paths, and which step of it, the edge is for.
+    let path: Int32
+    let step: Int32
+    /// As `EdgeKey.version`: a middle step's object's store version at its read (-1 for a
+    /// synthetic step, which no object has); 0 for a leaf.
+    let version: Int
+    /// Set by the move (`Subscription.moveRun`): the new edge's slot, or `kept`, or `failed`.
+    var slot = 0
+
+    /// `slot` of a target whose position's edge stays.
+    static var kept: Int { -1 }
+    /// `slot` of a target whose attach failed (its object deinitialized since the read).
+    static var failed: Int { -2 }
+
+    init(
+        object: Unmanaged<ObservableModelBase>?, registry: Unmanaged<Registry>, serial: UInt64, isLeaf: Bool,
+        path: Int, step: Int, version: Int
+    ) {
+        self.object = object
+        self.registry = registry
+        self.serial = serial
+        self.isLeaf = isLeaf
+        self.path = Int32(truncatingIfNeeded: path)
+        self.step = Int32(truncatingIfNeeded: step)
+        self.version = version
+    }
+
+    /// The target of a walk's key, borrowing the registry the key holds.
+    init(_ key: ObservedPath.EdgeKey) {
+        object = nil
+        registry = Unmanaged.passUnretained(key.registry)
+        serial = key.serial
+        isLeaf = key.isLeaf
+        path = key.path
+        step = key.step
+        version = key.version
+    }
+
+    func matches(_ edge: Edge) -> Bool {
+        edge.serial == serial && edge.isLeaf == isLeaf
+            && Unmanaged.passUnretained(edge.registry).toOpaque() == registry.toOpaque()
+    }
+
+    /// Whether no store began or ended on this target's object since it was read: always for a
+    /// leaf (nothing was read there), never for a synthetic step (its value changes without a
+    /// store on its object). The object is alive: the buffer holds it.
+    var isUnwritten: Bool {
+        guard !isLeaf, let object else { return true }
+        return object._withUnsafeGuaranteedRef { $0.storeVersion } == version
+    }
+}
+
+/// `EdgeTarget`s in memory the caller owns (on the stack: at most one per step of a path), and
+/// the objects they were read from, each held by one reference (the read's own), released by
+/// `removeAll()`, which must run before the memory goes away.
+struct EdgeTargetBuffer {
+    private let base: UnsafeMutablePointer<EdgeTarget>
     private let capacity: Int
     private(set) var count = 0
+    /// An object the read holds that has no target (the last one read: its step couldn't be).
+    private var extra: Unmanaged<ObservableModelBase>?
 
-    init(_ memory: UnsafeMutableBufferPointer<ObservedPath.EdgeKey>) {
+    init(_ memory: UnsafeMutableBufferPointer<EdgeTarget>) {
         base = memory.baseAddress!
         capacity = memory.count
     }
 
-    var keys: UnsafeBufferPointer<ObservedPath.EdgeKey> {
-        UnsafeBufferPointer(start: base, count: count)
+    var targets: UnsafeMutableBufferPointer<EdgeTarget> {
+        UnsafeMutableBufferPointer(start: base, count: count)
     }
 
-    func reserveCapacity(_ minimumCapacity: Int) {
-        precondition(minimumCapacity <= capacity, "EdgeKeyBuffer: a linear walk appends at most one key per step")
-    }
-
-    mutating func append(_ key: ObservedPath.EdgeKey) {
-        precondition(count < capacity, "EdgeKeyBuffer: a linear walk appends at most one key per step")
-        (base + count).initialize(to: key)
+    /// Appends a target; the buffer now holds its object (if any).
+    mutating func append(_ target: EdgeTarget) {
+        precondition(count < capacity, "EdgeTargetBuffer: a path's read appends at most one target per step")
+        (base + count).initialize(to: target)
         count += 1
     }
 
-    mutating func removeAll() {
-        // One key at a time: `deinitialize(count:)` goes through the runtime's generic array
-        // destroy (≈ 90 instructions for the two keys of a usual walk).
-        for index in 0..<count { _ = (base + index).move() }
-        count = 0
+    /// Holds `object`, which has no target, until `removeAll()`.
+    mutating func keep(_ object: Unmanaged<ObservableModelBase>) {
+        extra?.release()
+        extra = object
     }
 
-    /// Replaces the keys with `other`'s, leaving `other` empty.
-    mutating func take(_ other: inout EdgeKeyBuffer) {
+    /// Whether no object read for a middle step was stored to since its read.
+    var isUnwritten: Bool {
+        for index in 0..<count where !base[index].isUnwritten { return false }
+        return true
+    }
+
+    /// Whether `other` has the same edges (objects, properties, roles and steps).
+    func isSame(as other: EdgeTargetBuffer) -> Bool {
+        guard count == other.count else { return false }
+        for index in 0..<count {
+            let mine = base[index]
+            let theirs = other.base[index]
+            guard mine.registry.toOpaque() == theirs.registry.toOpaque(), mine.serial == theirs.serial,
+                mine.isLeaf == theirs.isLeaf, mine.path == theirs.path, mine.step == theirs.step
+            else { return false }
+        }
+        return true
+    }
+
+    /// Releases the objects and forgets the targets.
+    @inline(__always)
+    mutating func removeAll() {
+        for index in 0..<count { base[index].object?.release() }
+        count = 0
+        extra?.release()
+        extra = nil
+    }
+
+    /// Replaces the targets with `other`'s, leaving `other` empty.
+    mutating func take(_ other: inout EdgeTargetBuffer) {
         removeAll()
         precondition(other.count <= capacity)
         base.moveInitialize(from: other.base, count: other.count)
         count = other.count
+        extra = other.extra
         other.count = 0
+        other.extra = nil
     }
 }

@@ -135,10 +135,11 @@ enum PathStep: Sendable {
     /// store. Other threads only read the property (walks, under the bit), which a read here
     /// doesn't race with. (The manual triggers, `propertyDidChange(_:)`, read the property
     /// without the bit on the calling thread too.) The edge the read goes with is checked under
-    /// the extras' lock before anything moves (`moveEdgesAlone`): it names `serial` on `object`,
-    /// so the key reads that property. The version is loaded before the read, so any store of
-    /// `object` after it (of another property, on another thread) makes the walk be read again,
-    /// as one that began during it may (a version with the store bit set matches no later one).
+    /// the extras' lock before anything moves (`Subscription.moveEdges(in:path:past:on:serial:to:hooks:)`):
+    /// it names `serial` on `object`, so the key reads that property. The version is loaded
+    /// before the read, so that a walk that keeps its keys (`WalkMemo`) reads again after any
+    /// store of `object` after it (a version with the store bit set matches no later one); a
+    /// retarget alone (`ObservedPath.readPast`) doesn't: no other thread stores this property.
     static func readChangedModel(_ box: TypedKeyBox, on object: ObservableModelBase, serial: UInt64) -> (
         next: ObservableModelBase??, version: Int
     )? {
