@@ -326,22 +326,31 @@ final class ComputedState<Model: ObservableModelBase, Value>: ComputedStateBase,
 
     /// The valid cached value, or a new computation's.
     private func readCurrent(_ owner: Model, version: inout UInt64) -> Value {
-        if let wordKind {
-            // A plain one-word value: copied out under the lock as its bits, and only if valid.
-            var start: ComputeStart?
-            var bits: UInt64 = 0
-            let slot = UnsafeRawPointer(storage)
-            withLock { book in
-                if book.isValid, book.hasValue {
-                    version = book.version
-                    bits = wordKind.bits(at: slot)
-                } else {
-                    start = beginComputing(&book, owner: owner)
-                }
+        guard let wordKind else { return readCurrentValue(owner, version: &version) }
+        // A plain one-word value: copied out under the lock as its bits, and only if valid. No
+        // temporary `Value` (each a metadata lookup here) and no optional start to unpack.
+        var start = ComputeStart(generation: 0)
+        var computes = false
+        var bits: UInt64 = 0
+        let slot = UnsafeRawPointer(storage)
+        withLock { book in
+            if book.isValid, book.hasValue {
+                version = book.version
+                bits = wordKind.bits(at: slot)
+            } else {
+                computes = true
+                start = beginComputing(&book, owner: owner)
             }
-            if let start { return recompute(owner, start, version: &version) }
-            return withUnsafeBytes(of: &bits) { $0.load(as: Value.self) }
         }
+        if computes { return recompute(owner, start, version: &version) }
+        return withUnsafeBytes(of: &bits) { $0.load(as: Value.self) }
+    }
+
+    /// `readCurrent` for a value that is not one plain word. Out of line: its temporary
+    /// `Value` is a metadata lookup and a stack allocation, which the one-word read should not
+    /// pay.
+    @inline(never)
+    private func readCurrentValue(_ owner: Model, version: inout UInt64) -> Value {
         if hasStoredValue.load(ordering: .acquiring) {
             var start: ComputeStart?
             let current = withLock { book -> Value in
@@ -362,8 +371,27 @@ final class ComputedState<Model: ObservableModelBase, Value>: ComputedStateBase,
 
     /// Under the lock: a computation starts. Counts it in, and takes what it needs in the same
     /// round trip (the reused tracking buffer, the dependencies' subscription, created by the
-    /// first computation).
+    /// first computation). The usual start (an earlier computation made everything, and the
+    /// reused buffer is free) is inlined into the read; the rest out of line.
+    @inline(__always)
     private func beginComputing(_ book: inout ComputedBookkeeping, owner: Model) -> ComputeStart {
+        guard book.registry != nil, !book.scratchBusy, book.scratch != nil,
+            let dependencies = book.unretainedDependencies
+        else { return beginFirstOrShared(&book, owner: owner) }
+        book.computing += 1
+        book.scratchBusy = true
+        var start = ComputeStart(generation: book.generation)
+        start.scratch = book.scratch
+        start.frame = book.frame
+        start.expected = book.expected
+        start.wasStale = dependencies._withUnsafeGuaranteedRef { $0.clearStale() }
+        start.dependencies = dependencies.takeUnretainedValue()
+        return start
+    }
+
+    /// `beginComputing` for a first computation, or one while another has the reused buffer.
+    @inline(never)
+    private func beginFirstOrShared(_ book: inout ComputedBookkeeping, owner: Model) -> ComputeStart {
         book.computing += 1
         var start = ComputeStart(generation: book.generation)
         if book.registry == nil {
