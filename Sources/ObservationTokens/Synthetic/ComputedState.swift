@@ -569,7 +569,9 @@ final class ComputedState<Model: ObservableModelBase, Value>: ComputedStateBase,
     /// unspecialized); also gives the reused buffer back if `releasingScratch`. Nil, changing
     /// nothing, when earlier values are kept (the general `store` compares with those). No
     /// pruning: the earlier value this store may keep is a plain value, and the next store goes
-    /// through `store`, which prunes, while any is kept.
+    /// through `store`, which prunes, while any is kept. Inlined into `recompute`, its one
+    /// caller.
+    @inline(__always)
     private func storeWordInPlace(
         _ bits: UInt64, kind: WordKind, generation: UInt64, keepsHistory: Bool, releasingScratch: Bool
     ) -> UInt64? {
