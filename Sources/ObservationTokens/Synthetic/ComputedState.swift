@@ -363,10 +363,10 @@ final class ComputedState<Model: ObservableModelBase, Value>: ComputedStateBase,
             }
             // An invalid value's copy is simply dropped (outside the lock).
             guard let start else { return current }
-            return recompute(owner, start, version: &version)
+            return recomputeValue(owner, start, version: &version)
         }
         let start = withLock { book in beginComputing(&book, owner: owner) }
-        return recompute(owner, start, version: &version)
+        return recomputeValue(owner, start, version: &version)
     }
 
     /// Under the lock: a computation starts. Counts it in, and takes what it needs in the same
@@ -442,7 +442,15 @@ final class ComputedState<Model: ObservableModelBase, Value>: ComputedStateBase,
         }
     }
 
-    /// A computation, counted in by `beginComputing`.
+    /// `recompute` for the reads of values that are not one plain word, out of line.
+    @inline(never)
+    private func recomputeValue(_ owner: Model, _ start: ComputeStart, version: inout UInt64) -> Value {
+        recompute(owner, start, version: &version)
+    }
+
+    /// A computation, counted in by `beginComputing`. Inlined into the one-word read
+    /// (`readCurrent`): a level of a chain of computed values is one frame, not two.
+    @inline(__always)
     private func recompute(_ owner: Model, _ start: ComputeStart, version: inout UInt64) -> Value {
         let generation = start.generation
         // Unowned: the state keeps it (see `ComputeStart`); a strong copy would retain it.
