@@ -243,15 +243,7 @@ final class ComputedState<Model: ObservableModelBase, Value>: ComputedStateBase,
                     book.inlineVersion = 0
                     return
                 }
-                guard let index = book.historyVersions.lastIndex(of: version) else { return }
-                // Usually the one kept (the value before the current one): removed from the end.
-                if index == book.historyVersions.count - 1 {
-                    book.historyVersions.removeLast()
-                    history.removeLast()
-                } else {
-                    book.historyVersions.remove(at: index)
-                    history.remove(at: index)
-                }
+                dropKeptWord(version, &book)
             }
             return
         }
@@ -269,6 +261,21 @@ final class ComputedState<Model: ObservableModelBase, Value>: ComputedStateBase,
             return history.remove(at: index)
         }
         withExtendedLifetime(dropped) {}  // user values released outside the lock
+    }
+
+    /// `dropVersion` of a one-word value kept in the arrays, under the lock. Out of line, so
+    /// that the usual drop (the one kept inline) is inlined into its lock's closure.
+    @inline(never)
+    private func dropKeptWord(_ version: UInt64, _ book: inout ComputedBookkeeping) {
+        guard let index = book.historyVersions.lastIndex(of: version) else { return }
+        // Usually the one kept (the value before the current one): removed from the end.
+        if index == book.historyVersions.count - 1 {
+            book.historyVersions.removeLast()
+            history.removeLast()
+        } else {
+            book.historyVersions.remove(at: index)
+            history.remove(at: index)
+        }
     }
 
     // MARK: Reading
