@@ -1247,6 +1247,12 @@ struct SeenVersions {
         guard old != version else { return (old, false) }
         bySlot[slot] = version
         guard counted else { return (old, false) }
+        // The usual case, without the scan: this member held the one version held, alone, and
+        // moves on to a new one (the entry is reused in place, as below).
+        if version != 0, holders.count == 1, holders[0].version == old, holders[0].count == 1 {
+            holders[0] = (version, 1)
+            return (old, true)
+        }
         // One scan for both (usually one holder: this member, which moves on).
         var oldIndex = -1
         var newIndex = -1

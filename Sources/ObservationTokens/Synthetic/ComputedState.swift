@@ -243,15 +243,7 @@ final class ComputedState<Model: ObservableModelBase, Value>: ComputedStateBase,
                     book.inlineVersion = 0
                     return
                 }
-                guard let index = book.historyVersions.lastIndex(of: version) else { return }
-                // Usually the one kept (the value before the current one): removed from the end.
-                if index == book.historyVersions.count - 1 {
-                    book.historyVersions.removeLast()
-                    history.removeLast()
-                } else {
-                    book.historyVersions.remove(at: index)
-                    history.remove(at: index)
-                }
+                dropKeptWord(version, &book)
             }
             return
         }
@@ -269,6 +261,21 @@ final class ComputedState<Model: ObservableModelBase, Value>: ComputedStateBase,
             return history.remove(at: index)
         }
         withExtendedLifetime(dropped) {}  // user values released outside the lock
+    }
+
+    /// `dropVersion` of a one-word value kept in the arrays, under the lock. Out of line, so
+    /// that the usual drop (the one kept inline) is inlined into its lock's closure.
+    @inline(never)
+    private func dropKeptWord(_ version: UInt64, _ book: inout ComputedBookkeeping) {
+        guard let index = book.historyVersions.lastIndex(of: version) else { return }
+        // Usually the one kept (the value before the current one): removed from the end.
+        if index == book.historyVersions.count - 1 {
+            book.historyVersions.removeLast()
+            history.removeLast()
+        } else {
+            book.historyVersions.remove(at: index)
+            history.remove(at: index)
+        }
     }
 
     // MARK: Reading
@@ -294,7 +301,9 @@ final class ComputedState<Model: ObservableModelBase, Value>: ComputedStateBase,
     }
 
     /// `read`, also setting `version` to the version of the value returned (0 when that value
-    /// was overtaken by a newer one before it could be cached).
+    /// was overtaken by a newer one before it could be cached). Inlined into its two callers
+    /// (`read`, `currentVersion`): a call less per level of a chain.
+    @inline(__always)
     func readVersioned(_ owner: Model, version: inout UInt64) -> Value {
         var tokenRead = false
         if _accessCaptureCount.load(ordering: .relaxed) != 0 {
@@ -326,22 +335,31 @@ final class ComputedState<Model: ObservableModelBase, Value>: ComputedStateBase,
 
     /// The valid cached value, or a new computation's.
     private func readCurrent(_ owner: Model, version: inout UInt64) -> Value {
-        if let wordKind {
-            // A plain one-word value: copied out under the lock as its bits, and only if valid.
-            var start: ComputeStart?
-            var bits: UInt64 = 0
-            let slot = UnsafeRawPointer(storage)
-            withLock { book in
-                if book.isValid, book.hasValue {
-                    version = book.version
-                    bits = wordKind.bits(at: slot)
-                } else {
-                    start = beginComputing(&book, owner: owner)
-                }
+        guard let wordKind else { return readCurrentValue(owner, version: &version) }
+        // A plain one-word value: copied out under the lock as its bits, and only if valid. No
+        // temporary `Value` (each a metadata lookup here) and no optional start to unpack.
+        var start = ComputeStart(generation: 0)
+        var computes = false
+        var bits: UInt64 = 0
+        let slot = UnsafeRawPointer(storage)
+        withLock { book in
+            if book.isValid, book.hasValue {
+                version = book.version
+                bits = wordKind.bits(at: slot)
+            } else {
+                computes = true
+                start = beginComputing(&book, owner: owner)
             }
-            if let start { return recompute(owner, start, version: &version) }
-            return withUnsafeBytes(of: &bits) { $0.load(as: Value.self) }
         }
+        if computes { return recompute(owner, start, version: &version) }
+        return withUnsafeBytes(of: &bits) { $0.load(as: Value.self) }
+    }
+
+    /// `readCurrent` for a value that is not one plain word. Out of line: its temporary
+    /// `Value` is a metadata lookup and a stack allocation, which the one-word read should not
+    /// pay.
+    @inline(never)
+    private func readCurrentValue(_ owner: Model, version: inout UInt64) -> Value {
         if hasStoredValue.load(ordering: .acquiring) {
             var start: ComputeStart?
             let current = withLock { book -> Value in
@@ -354,16 +372,35 @@ final class ComputedState<Model: ObservableModelBase, Value>: ComputedStateBase,
             }
             // An invalid value's copy is simply dropped (outside the lock).
             guard let start else { return current }
-            return recompute(owner, start, version: &version)
+            return recomputeValue(owner, start, version: &version)
         }
         let start = withLock { book in beginComputing(&book, owner: owner) }
-        return recompute(owner, start, version: &version)
+        return recomputeValue(owner, start, version: &version)
     }
 
     /// Under the lock: a computation starts. Counts it in, and takes what it needs in the same
     /// round trip (the reused tracking buffer, the dependencies' subscription, created by the
-    /// first computation).
+    /// first computation). The usual start (an earlier computation made everything, and the
+    /// reused buffer is free) is inlined into the read; the rest out of line.
+    @inline(__always)
     private func beginComputing(_ book: inout ComputedBookkeeping, owner: Model) -> ComputeStart {
+        guard book.registry != nil, !book.scratchBusy, book.scratch != nil,
+            let dependencies = book.unretainedDependencies
+        else { return beginFirstOrShared(&book, owner: owner) }
+        book.computing += 1
+        book.scratchBusy = true
+        var start = ComputeStart(generation: book.generation)
+        start.scratch = book.scratch
+        start.frame = book.frame
+        start.expected = book.expected
+        start.wasStale = dependencies._withUnsafeGuaranteedRef { $0.clearStale() }
+        start.dependencies = dependencies.takeUnretainedValue()
+        return start
+    }
+
+    /// `beginComputing` for a first computation, or one while another has the reused buffer.
+    @inline(never)
+    private func beginFirstOrShared(_ book: inout ComputedBookkeeping, owner: Model) -> ComputeStart {
         book.computing += 1
         var start = ComputeStart(generation: book.generation)
         if book.registry == nil {
@@ -414,7 +451,15 @@ final class ComputedState<Model: ObservableModelBase, Value>: ComputedStateBase,
         }
     }
 
-    /// A computation, counted in by `beginComputing`.
+    /// `recompute` for the reads of values that are not one plain word, out of line.
+    @inline(never)
+    private func recomputeValue(_ owner: Model, _ start: ComputeStart, version: inout UInt64) -> Value {
+        recompute(owner, start, version: &version)
+    }
+
+    /// A computation, counted in by `beginComputing`. Inlined into the one-word read
+    /// (`readCurrent`): a level of a chain of computed values is one frame, not two.
+    @inline(__always)
     private func recompute(_ owner: Model, _ start: ComputeStart, version: inout UInt64) -> Value {
         let generation = start.generation
         // Unowned: the state keeps it (see `ComputeStart`); a strong copy would retain it.
@@ -541,7 +586,9 @@ final class ComputedState<Model: ObservableModelBase, Value>: ComputedStateBase,
     /// unspecialized); also gives the reused buffer back if `releasingScratch`. Nil, changing
     /// nothing, when earlier values are kept (the general `store` compares with those). No
     /// pruning: the earlier value this store may keep is a plain value, and the next store goes
-    /// through `store`, which prunes, while any is kept.
+    /// through `store`, which prunes, while any is kept. Inlined into `recompute`, its one
+    /// caller.
+    @inline(__always)
     private func storeWordInPlace(
         _ bits: UInt64, kind: WordKind, generation: UInt64, keepsHistory: Bool, releasingScratch: Bool
     ) -> UInt64? {
