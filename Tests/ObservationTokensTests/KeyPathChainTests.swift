@@ -127,7 +127,9 @@ struct KeyPathChainTests {
         var tokens: [ObservationToken] = [
             root.observe(.chain(chain), queue: queue) { _, count in seen.record("a\(count ?? 0)") },
             root.observe(.chain(chain), queue: queue) { _, count in seen.record("b\(count ?? 0)") },
-            root.observe(.chain(chain), options: .immediate, queue: queue) { _, count in seen.record("i\(count ?? 0)") },
+            root.observe(.chain(chain), options: .immediate, queue: queue) { _, count in
+                seen.record("i\(count ?? 0)")
+            },
         ]
         weak let subscriptionA = tokens[0].subscription
         weak let subscriptionB = tokens[1].subscription
