@@ -260,6 +260,52 @@ struct KeyPathChainTests {
         #expect(second.observedPropertyCount == 0)
     }
 
+    @Test func chainTokensMovedTogetherByOneSetAreEachQueuedOnceAndFreedWithTheirTokens() {
+        // Given two queued chain tokens and an immediate one on root.owner.count, their
+        // subscriptions watched weakly
+        let queue = CoalescingQueue(target: .manual)
+        let root = ChainNode()
+        let first = ChainNode()
+        let second = ChainNode()
+        first.count = 1
+        second.count = 2
+        let chain = KeyPathChain(\ChainNode.owner).then(\.count)
+        let seen = PathRecorder<String>()
+        var tokens: [ObservationToken] = [
+            root.observe(.chain(chain), queue: queue) { _, count in seen.record("a\(count ?? 0)") },
+            root.observe(.chain(chain), queue: queue) { _, count in seen.record("b\(count ?? 0)") },
+            root.observe(.chain(chain), options: .immediate, queue: queue) { _, count in
+                seen.record("i\(count ?? 0)")
+            },
+        ]
+        weak let subscriptionA = tokens[0].subscription
+        weak let subscriptionB = tokens[1].subscription
+        weak let subscriptionI = tokens[2].subscription
+
+        // When root.owner moves three times in one tick, then each queued token is delivered once
+        // with the last endpoint, and the immediate one ran inside every set
+        root.owner = first
+        root.owner = second
+        root.owner = first
+        #expect(queue.drain() == 2)
+        #expect(seen.values == ["i1", "i2", "i1", "a1", "b1"])
+
+        // When root.owner moves twice more and the tokens end before the drain
+        root.owner = second
+        root.owner = nil
+        tokens.removeAll()
+
+        // Then the drain delivers nothing, every subscription is freed, and nothing stays observed
+        #expect(queue.drain() == 0)
+        #expect(seen.values == ["i1", "i2", "i1", "a1", "b1", "i2", "i0"])
+        // (A Bool: a failed expectation on a subscription would describe it by reflection.)
+        let allFreed = subscriptionA == nil && subscriptionB == nil && subscriptionI == nil
+        #expect(allFreed)
+        #expect(root.observedPropertyCount == 0)
+        #expect(first.observedPropertyCount == 0)
+        #expect(second.observedPropertyCount == 0)
+    }
+
     @Test func aTwoStepChainFollowsItsLeafAcrossOwnersOfAClassAndItsSubclass() {
         // Given root.owner.count, and owners of a class and of a subclass of it
         let queue = CoalescingQueue(target: .manual)

@@ -688,14 +688,15 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
                     settles = false
                     let subscription = member.takeUnretainedValue()
                     if subscription.isImmediate || !isLeaf {
+                        // Retained under the lock, where it can't go away; `work` passes it on.
                         switch needsWork {
                         case nil:
-                            needsWork = .one(member.retain(), isLeaf: isLeaf)  // under the lock
+                            needsWork = .one(member.retain(), isLeaf: isLeaf)
                         case .one(let first, let firstIsLeaf):
-                            needsWork = .many([(first.takeRetainedValue(), firstIsLeaf), (subscription, isLeaf)])
+                            needsWork = .many([(first, firstIsLeaf), (member.retain(), isLeaf)])
                         case .many(var list):
                             needsWork = nil  // the list stays unique while it grows
-                            list.append((subscription, isLeaf))
+                            list.append((member.retain(), isLeaf))
                             needsWork = .many(list)
                         }
                     } else if let first = firstCandidate {
@@ -733,37 +734,70 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
             return nil
         case .one(let lone, let isLeaf):
             // A lone `.immediate` leaf (a computed value's dependencies, usually): `work` would
-            // walk and queue nothing (its stamp only tells apart several), and hand it back.
+            // walk and queue nothing, and hand it back.
             if isLeaf, lone._withUnsafeGuaranteedRef({ $0.isImmediate }) { return .one(lone.takeRetainedValue()) }
-            return Self.work(lone: lone, isLeaf: isLeaf, owner: owner, serial: serial, oldValue: oldValue)
+            return Self.work(
+                CollectionOfOne((subscription: lone, isLeaf: isLeaf)), owner: owner, serial: serial, oldValue: oldValue)
         case .many(let list):
             return Self.work(list, owner: owner, serial: serial, oldValue: oldValue)
         }
     }
 
-    /// The slow path's work after unlocking: retargets the paths through the changed property,
-    /// marks the subscriptions pending and queues them.
+    /// The slow path's work after unlocking, for the subscriptions that need it (a path
+    /// through the changed property, `.immediate` tokens): retargets the paths, marks the
+    /// subscriptions pending and queues them; returns the `.immediate` ones.
+    ///
+    /// Each entry comes retained by hand under the lock, and that retain is passed on, never
+    /// repeated: to its queue's item for a subscription queued alone (as a set's first plain
+    /// subscription's is), to the list for several, to the `.immediate` ones handed back; any
+    /// other is released. One route for one subscription (`CollectionOfOne`: W17's chain token,
+    /// moved by a set of `owner`) and for several; specialized for one, the visit stamp and the
+    /// lists fold away. Out of line: inlined, it made the frame of every set's slow path larger
+    /// (W18 +3 per set).
+    @inline(never)
     private static func work(
-        _ needsWork: some Collection<(subscription: Subscription, isLeaf: Bool)>, owner: ObservableModelBase,
-        serial: UInt64,
-        oldValue: () -> Any
+        _ needsWork: some Collection<(subscription: Unmanaged<Subscription>, isLeaf: Bool)>,
+        owner: ObservableModelBase, serial: UInt64, oldValue: () -> Any
     ) -> ImmediateSubscriptions? {
+        let isAlone = needsWork.count == 1
         // A path may run through this property twice (`a.next.next` with `a.next === a`): each
         // subscription is handled once per change, told apart by a stamp (cheaper than a set).
-        // Subscriptions without extras have a single edge, so they can't come twice.
-        let visit = nextVisit.add(1, ordering: .relaxed).newValue
-        var walks = WalkMemo(changed: owner, serial: serial, isAlone: needsWork.count == 1)
+        // Subscriptions without extras have a single edge, so they can't come twice; nor can
+        // one alone.
+        let visit = isAlone ? 0 : nextVisit.add(1, ordering: .relaxed).newValue
+        // Made when a walk needs it: a two-step chain moved alone (the usual case) moves its
+        // leaf without one (`Subscription.retargetTwoStepAlone`).
+        var walks: WalkMemo?
         var immediate: ImmediateSubscriptions?
         // Queued together: tokens rooted at `owner` (1,000 views on `root.a.b`) share one item.
         // The first is kept apart: one alone is queued without a list.
-        var firstPending: Subscription?
+        var firstPending: Unmanaged<Subscription>?
         var pending: [Subscription] = []
-        for (subscription, isLeaf) in needsWork {
-            if let extras = subscription.extras, extras.lastVisit.exchange(visit, ordering: .relaxed) == visit {
-                continue
+        for (member, isLeaf) in needsWork {
+            // Borrowed under the entry's retain.
+            let outcome = member._withUnsafeGuaranteedRef { subscription -> WorkOutcome in
+                if !isAlone, let extras = subscription.extras,
+                    extras.lastVisit.exchange(visit, ordering: .relaxed) == visit
+                {
+                    return .done
+                }
+                if !isLeaf, !isAlone || !subscription.retargetTwoStepAlone(changed: owner, serial: serial) {
+                    if walks == nil { walks = WalkMemo(changed: owner, serial: serial, isAlone: isAlone) }
+                    subscription.retarget(walks: &walks!)
+                }
+                if subscription.isImmediate { return .immediate }
+                if subscription.markPendingForChange() {
+                    subscription.recordOldValue(oldValue)
+                    return .pending
+                }
+                if subscription.needsOldValue { subscription.recordOldValue(oldValue) }
+                return .done
             }
-            if !isLeaf { subscription.retarget(walks: &walks) }
-            if subscription.isImmediate {
+            switch outcome {
+            case .done:
+                member.release()
+            case .immediate:
+                let subscription = member.takeRetainedValue()
                 switch immediate {
                 case nil: immediate = .one(subscription)
                 case .one(let first): immediate = .many([first, subscription])
@@ -772,88 +806,45 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
                     list.append(subscription)
                     immediate = .many(list)
                 }
-            } else if subscription.markPendingForChange() {
-                subscription.recordOldValue(oldValue)
+            case .pending:
                 if firstPending == nil {
-                    firstPending = subscription
+                    firstPending = member
                 } else {
                     if pending.isEmpty { pending.reserveCapacity(needsWork.count) }
-                    pending.append(subscription)
+                    pending.append(member.takeRetainedValue())
                 }
-            } else if subscription.needsOldValue {
-                subscription.recordOldValue(oldValue)
             }
         }
         // What a walk read may have changed before its edges were attached (a set on an object
         // that had no edges yet tells no one): read again, now that they are, and walk again.
-        walks.revalidate()
-        if let firstPending {
-            if pending.isEmpty {
-                // A root that is gone is deinitializing; its deinit ends the subscription. The
-                // owner is passed as it is (not bound with the root first: a retain and release).
-                if firstPending.isRoot(owner) {
-                    firstPending.queue.enqueue(firstPending, retaining: owner)
-                } else if let root = firstPending.root {
-                    firstPending.queue.enqueue(firstPending, retaining: root)
-                }
+        walks?.revalidate()
+        guard let firstPending else { return immediate }
+        if pending.isEmpty {
+            // Its retain passes to the queue's item. The owner is passed as it is (not bound
+            // with the root first: a retain and release).
+            if firstPending._withUnsafeGuaranteedRef({ $0.isRoot(owner) }) {
+                CoalescingQueue.enqueue(retained: firstPending, retaining: owner)
+            } else if let root = firstPending._withUnsafeGuaranteedRef({ $0.root }) {
+                CoalescingQueue.enqueue(retained: firstPending, retaining: root)
             } else {
-                pending.insert(firstPending, at: 0)
-                CoalescingQueue.enqueue(pending, changedObject: owner)
+                // A root that is gone is deinitializing; its deinit ends the subscription.
+                firstPending.release()
             }
+        } else {
+            pending.insert(firstPending.takeRetainedValue(), at: 0)
+            CoalescingQueue.enqueue(pending, changedObject: owner)
         }
         return immediate
     }
 
-    /// `work` for one subscription, retained by hand under the lock (`NeedsWork.one`), but a
-    /// lone `.immediate` leaf. Out of line: inlined, it made the frame of every set's slow path
-    /// larger (W18 +3 per set).
-    @inline(never)
-    private static func work(
-        lone: Unmanaged<Subscription>, isLeaf: Bool, owner: ObservableModelBase, serial: UInt64,
-        oldValue: () -> Any
-    ) -> ImmediateSubscriptions? {
-        // A lone path subscription through this property (a chain's `owner`): borrowed.
-        if !lone._withUnsafeGuaranteedRef({ $0.isImmediate }) {
-            workAlone(lone, owner: owner, serial: serial, oldValue: oldValue)
-            return nil
-        }
-        let subscription = lone.takeRetainedValue()
-        return work(
-            CollectionOfOne((subscription: subscription, isLeaf: isLeaf)), owner: owner, serial: serial,
-            oldValue: oldValue)
-    }
-
-    /// `work` for one subscription that is not `.immediate` (so a path through this property:
-    /// W17's chain token, moved by a set of `owner`), retained by hand under the lock: borrowed
-    /// here, with no stamp (it can't come twice), and its retain passes to the queue's item, or
-    /// is given back. The same steps in the same order as `work`.
-    @inline(__always)
-    private static func workAlone(
-        _ lone: Unmanaged<Subscription>, owner: ObservableModelBase, serial: UInt64, oldValue: () -> Any
-    ) {
-        let (isPending, isRootedHere) = lone._withUnsafeGuaranteedRef { subscription -> (Bool, Bool) in
-            // A two-step chain (the usual case) moves its leaf without a memo.
-            var walks: WalkMemo?
-            if !subscription.retargetTwoStepAlone(changed: owner, serial: serial) {
-                walks = WalkMemo(changed: owner, serial: serial, isAlone: true)
-                subscription.retarget(walks: &walks!)
-            }
-            let isPending = subscription.markPendingForChange()
-            if isPending || subscription.needsOldValue { subscription.recordOldValue(oldValue) }
-            walks?.revalidate()
-            return (isPending, isPending && subscription.isRoot(owner))
-        }
-        // The owner is passed as it is (not bound with the root first: a retain and release).
-        if isRootedHere {
-            CoalescingQueue.enqueue(retained: lone, retaining: owner)
-            return
-        }
-        // A root that is gone is deinitializing; its deinit ends the subscription.
-        guard isPending, let root = lone._withUnsafeGuaranteedRef({ $0.root }) else {
-            lone.release()
-            return
-        }
-        CoalescingQueue.enqueue(retained: lone, retaining: root)
+    /// What `work` does with an entry's retain.
+    private enum WorkOutcome {
+        /// Released: handled twice, or not made pending.
+        case done
+        /// Handed back with the `.immediate` subscriptions.
+        case immediate
+        /// Queued.
+        case pending
     }
 
     /// Stamps for `SubscriptionExtras.lastVisit`, one per change that needs the slow path.
@@ -877,11 +868,11 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
         case enqueue, slowPath
     }
 
-    /// What a set's slow path hands to `work`: one subscription, retained by hand under the
-    /// lock, or a list.
+    /// What a set's slow path hands to `work`: one subscription or a list, each retained by
+    /// hand under the lock.
     private enum NeedsWork {
         case one(Unmanaged<Subscription>, isLeaf: Bool)
-        case many([(subscription: Subscription, isLeaf: Bool)])
+        case many([(subscription: Unmanaged<Subscription>, isLeaf: Bool)])
     }
 
     /// Observations watching `serial` (or `*`), for introspection: distinct subscriptions,
