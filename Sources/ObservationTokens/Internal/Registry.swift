@@ -726,7 +726,15 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
                 // (it may be pending through schedule()).
                 subscription.recordOldValue(oldValue)
             }
-            candidates.removeAll { !$0.markPendingForChange() }
+            // Those made pending move forward, in order; the rest are cut off only if there are
+            // any (`removeAll(where:)` replaced an empty subrange even when all stayed: ≈ 440
+            // instructions per set with two or more candidates).
+            var kept = 0
+            for index in candidates.indices where candidates[index].markPendingForChange() {
+                if kept != index { candidates.swapAt(kept, index) }
+                kept += 1
+            }
+            if kept != candidates.count { candidates.removeSubrange(kept...) }
             if !candidates.isEmpty { CoalescingQueue.enqueue(candidates, changedObject: owner) }
         }
         switch needsWork {
