@@ -117,3 +117,28 @@ public final class ObservationToken: Sendable, Hashable, CustomDebugStringConver
         return "ObservationToken(\(subscription.rootTypeName) \(paths), created at \(subscription.site), \(state))"
     }
 }
+
+extension ObservationToken: CustomReflectable {
+    /// The token as a mirror shows it: whether it is valid and where it was made.
+    ///
+    /// Test frameworks and debuggers walk a value's mirror to describe it (Swift Testing does for
+    /// the values of a failed `#expect`). A token's mirror stops here: the observation behind it
+    /// holds a callback that can't be copied and references that a mirror must not read once
+    /// their objects are gone.
+    ///
+    /// ```swift
+    /// final class Person: ObservableModel {
+    ///     @Observed var name = ""
+    /// }
+    /// let token = Person().observe(\.name) { _ in }
+    /// let labels = Mirror(reflecting: token).children.map(\.label)
+    /// // labels == ["isValid", "site"]
+    /// ```
+    ///
+    /// - Complexity: O(1).
+    /// - Note: Safe from any thread; reads the token's state once.
+    public var customMirror: Mirror {
+        Mirror(
+            self, children: ["isValid": isValid, "site": subscription.site.description], displayStyle: .class)
+    }
+}
