@@ -1174,6 +1174,17 @@ struct PropertyList: RandomAccessCollection {
         }
     }
 
+    /// Calls `body` on each entry, in place, in order.
+    @inline(__always)
+    mutating func forEachEntryInPlace(_ body: (inout Element) -> Void) {
+        guard head != nil else { return }
+        body(&head!)
+        guard !tail.isEmpty else { return }
+        tail.withUnsafeMutableBufferPointer { tail in
+            for index in tail.indices { body(&tail[index]) }
+        }
+    }
+
     /// Appends `element` (moved in: a borrowed one was copied, its members' table retained);
     /// returns its index.
     mutating func append(_ element: consuming Element) -> Int {
