@@ -39,6 +39,32 @@ import Testing
         withExtendedLifetime(tokens) {}
     }
 
+    @Test func aScanForAPropertyStillReachesAStarEntryMadeAfterIt() {
+        // Given lists whose `*` entry comes after the property scanned for, before it, or not at all
+        func visits(_ serials: [UInt64], scanningFor serial: UInt64) -> [UInt64] {
+            var list = PropertyList()
+            for entry in serials { _ = list.append(RegistryState.PropertyObservers(serial: entry)) }
+            var visited: [UInt64] = []
+            list.forEachInPlace(serialOrWildcard: serial) { visited.append($0.serial) }
+            return visited
+        }
+        let star = PathStep.wildcardSerial
+
+        // When each is scanned for one property
+        let starLast = visits([7, 9, 11, star], scanningFor: 7)
+        let starInTheMiddle = visits([9, 7, star, 11], scanningFor: 7)
+        let starFirst = visits([star, 9, 11], scanningFor: 11)
+        let noStar = visits([7, 9, 11], scanningFor: 9)
+        let notThere = visits([7, 9, star], scanningFor: 13)
+
+        // Then the scan sees the property and `*` wherever they are, and nothing else
+        #expect(starLast == [7, star])
+        #expect(starInTheMiddle == [7, star])
+        #expect(starFirst == [star, 11])
+        #expect(noStar == [9])
+        #expect(notThere == [star])
+    }
+
     @Test func theInlineFirstPropertyLosingItsTokensLeavesTheOthersDelivering() {
         // Given an object whose first observed property is inline and whose second is not
         let queue = CoalescingQueue(target: .manual)

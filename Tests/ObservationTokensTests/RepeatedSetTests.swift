@@ -143,6 +143,74 @@ import Testing
 
     /// One token, as most properties have: a further set skips the registry (one load and a
     /// compare-and-swap), and each tick still delivers the tick's last value once.
+    /// A fresh object's second set in a tick already marks its property settled: the first mark
+    /// takes its queue and checks the members again after reading the epoch (it used to only
+    /// take the queue, leaving the mark to the next set, which took the lock again).
+    @Test func aFreshObjectsSecondSetOfATickMarksItsProperty() {
+        // Given a fresh object with one token on a property
+        let queue = CoalescingQueue(target: .manual)
+        let person = CorePerson()
+        let seen = CoreRecorder<Int>()
+        let token = person.observe(\.age, queue: queue) { person in seen.append(person.age) }
+        let serials = person.registry.observedSerials
+        #expect(serials.count == 1)
+        let bit = SettledMark.bit(serials.first ?? 0)
+
+        // When the property is set twice, then once more
+        person.age = 1
+        let markedAfterFirst = person.registry.settledMark.load(ordering: .sequentiallyConsistent) & bit != 0
+        person.age = 2
+        let markedAfterSecond = person.registry.settledMark.load(ordering: .sequentiallyConsistent) & bit != 0
+        person.age = 3
+
+        // Then the second set marked it, and the token hears the tick's last value once
+        #expect(!markedAfterFirst)
+        #expect(markedAfterSecond)
+        #expect(queue.drain() == 1)
+        #expect(seen.entries == [3])
+        person.age = 4
+        #expect(queue.drain() == 1)
+        #expect(seen.entries == [3, 4])
+        withExtendedLifetime(token) {}
+    }
+
+    /// Fresh objects' first marks made while another thread drains: whichever drain a first
+    /// mark races, each token hears its object's last set.
+    @Test(.timeLimit(.minutes(1)))
+    func firstMarksRacingDrainsNeverLoseTheLastSet() {
+        // Given many fresh objects, each with one token, and a thread draining their queue
+        let queue = CoalescingQueue(target: .manual)
+        let count = RelScale.iterations(2_000, tsanDivisor: 4)
+        let people = (0..<count).map { _ in CorePerson() }
+        let lastSeen = RelLock([Int](repeating: 0, count: count))
+        let tokens = people.indices.map { index in
+            people[index].observe(\.age, queue: queue) { person in
+                let age = person.age
+                lastSeen.withLock { $0[index] = max($0[index], age) }
+            }
+        }
+        let done = Atomic<Bool>(false)
+
+        // When one thread sets each object three times (its second set is its registry's first
+        // mark) while the other drains
+        let finished = RelThreads.run(count: 2, timeout: 50) { thread in
+            if thread == 0 {
+                for person in people {
+                    for age in 1...3 { person.age = age }
+                }
+                done.store(true, ordering: .sequentiallyConsistent)
+            } else {
+                while !done.load(ordering: .sequentiallyConsistent) { _ = queue.drain() }
+            }
+        }
+        _ = queue.drain()
+
+        // Then every token saw its object's last value
+        #expect(finished)
+        #expect(lastSeen.withLock { $0 } == [Int](repeating: 3, count: count))
+        withExtendedLifetime(tokens) {}
+    }
+
     @Test func aLoneTokenSeesEachTicksLastValueOnce() {
         let queue = CoalescingQueue(target: .manual)
         let person = CorePerson()

@@ -1138,6 +1138,10 @@ struct PropertyList: RandomAccessCollection {
     // Invariant: `head == nil` implies `tail.isEmpty`.
     private var head: Element?
     private var tail: [Element] = []
+    /// Whether an entry of `tail` is `*`'s (entries are never removed). Without one, a scan for
+    /// a serial or `*` stops at the serial's entry (`forEachInPlace(serialOrWildcard:_:)`).
+    /// Kept for `tail` only: an object's first property (the head) is then made as before.
+    private var tailHasWildcard = false
 
     init() {}
 
@@ -1170,6 +1174,17 @@ struct PropertyList: RandomAccessCollection {
         }
     }
 
+    /// Calls `body` on each entry, in place, in order.
+    @inline(__always)
+    mutating func forEachEntryInPlace(_ body: (inout Element) -> Void) {
+        guard head != nil else { return }
+        body(&head!)
+        guard !tail.isEmpty else { return }
+        tail.withUnsafeMutableBufferPointer { tail in
+            for index in tail.indices { body(&tail[index]) }
+        }
+    }
+
     /// Appends `element` (moved in: a borrowed one was copied, its members' table retained);
     /// returns its index.
     mutating func append(_ element: consuming Element) -> Int {
@@ -1177,6 +1192,7 @@ struct PropertyList: RandomAccessCollection {
             head = element
             return 0
         }
+        if element.serial == PathStep.wildcardSerial { tailHasWildcard = true }
         tail.append(element)
         return tail.count
     }
@@ -1197,15 +1213,26 @@ struct PropertyList: RandomAccessCollection {
 
     /// Calls `body` on each entry for `serial` or for `*`, in place: a read-only copy of an entry
     /// (or of the array) would retain and release its storage on every set.
+    ///
+    /// Each serial has one entry: while no entry past the first is `*`'s, the scan stops at
+    /// `serial`'s (a set of the first observed property reads no other entry, nor the array's
+    /// uniqueness; a scan of all of them was ≈ 9 instructions per entry, on every set that
+    /// takes the lock).
     @inline(__always)
     mutating func forEachInPlace(serialOrWildcard serial: UInt64, _ body: (inout Element) -> Void) {
         guard head != nil else { return }
-        if head!.serial == serial || head!.serial == PathStep.wildcardSerial { body(&head!) }
+        let stopsAtSerial = !tailHasWildcard
+        let headIsSerial = head!.serial == serial
+        if headIsSerial || head!.serial == PathStep.wildcardSerial {
+            body(&head!)
+            if headIsSerial, stopsAtSerial { return }
+        }
         guard !tail.isEmpty else { return }
         tail.withUnsafeMutableBufferPointer { tail in
             for index in tail.indices
             where tail[index].serial == serial || tail[index].serial == PathStep.wildcardSerial {
                 body(&tail[index])
+                if stopsAtSerial { return }
             }
         }
     }

@@ -105,25 +105,8 @@ extension Registry {
         // retained and released it, a quarter of this function's cost).
         let epochBits = settledEpochBits.load(ordering: .relaxed)
         guard let epochPointer = UnsafeRawPointer(bitPattern: epochBits) else {
-            // The first mark: this registry's queue is its first member's.
-            // (Not a computed value's dependencies: they are never queued.)
-            var found: DrainEpoch?
-            state.properties.forEachEntry { property in
-                guard found == nil, property.serial == serial || property.serial == PathStep.wildcardSerial else {
-                    return
-                }
-                property.members.forEachUnretained { member, _ in
-                    if found == nil, member._withUnsafeGuaranteedRef({ $0.comparesComputedValues }) {
-                        found = member._withUnsafeGuaranteedRef { $0.queue.drainEpoch }
-                    }
-                }
-            }
-            if let cell = found {
-                state.settledEpoch = cell
-                settledEpochBits.store(
-                    UInt(bitPattern: Unmanaged.passUnretained(cell).toOpaque()), ordering: .releasing)
-            }
-            return  // the next set marks
+            firstMark(serial: serial, &state)
+            return
         }
         guard epochBefore & 1 == 0 else { return }
         let bit = SettledMark.bit(serial)
@@ -142,6 +125,70 @@ extension Registry {
         settledMark.store(SettledMark.word(epoch: epochBefore, bits: bits | bit), ordering: .releasing)
         // Only with a mark stored: the word is non-zero while any bit is checked, so
         // `clearSettled` clears both behind its one load.
+        state.settledChecked |= bit
+    }
+
+    /// A registry's first mark (no epoch object yet): takes the queue of the first member of
+    /// `serial` (or `*`) that a queue delivers (not a computed value's dependencies, which are
+    /// never queued), the one every later mark is made for, and marks `serial` if the members
+    /// still settle. Under the lock; once per registry, out of line.
+    ///
+    /// The set's scan that found every member pending read no epoch before it (there was
+    /// none), so this reads the epoch now and checks the members again after it, as that scan
+    /// found them (pending with nothing more to be told, or a stale dependency of a computed
+    /// value of the owner): a scan begun at this epoch, and the mark is made only if the epoch
+    /// has not moved since, so it holds for the same reasons as one made by the set's own scan
+    /// (see `SettledMark`). The epoch object is stored before that check, as before any scan
+    /// that can mark: a computation that clears a stale dependency the check counted sees it
+    /// (`breakSettledMarks`). The same pass checks what `marksSettle` does (one queue, no other
+    /// observed property on the mark's bit). (Without the check, the registry's first settled
+    /// set only found the queue, and the next one, through the lock, marked.)
+    @inline(never)
+    private func firstMark(serial: UInt64, _ state: inout RegistryState) {
+        // Borrowed under the lock: the member keeps its queue, and the queue its epoch object.
+        var found: Unmanaged<DrainEpoch>?
+        state.properties.forEachInPlace(serialOrWildcard: serial) { property in
+            guard found == nil else { return }
+            property.members.forEachInPlace { member, _ in
+                if found == nil, member._withUnsafeGuaranteedRef({ $0.comparesComputedValues }) {
+                    found = member._withUnsafeGuaranteedRef { .passUnretained($0.queue.drainEpoch) }
+                }
+            }
+        }
+        guard let found else { return }
+        let epochBits = UInt(bitPattern: found.toOpaque())
+        let epoch = found._withUnsafeGuaranteedRef { $0.value.load(ordering: .sequentiallyConsistent) }
+        state.settledEpoch = found.takeUnretainedValue()  // kept (retained) from now on
+        settledEpochBits.store(epochBits, ordering: .releasing)
+        guard epoch & 1 == 0 else { return }
+        let bit = SettledMark.bit(serial)
+        var settles = true
+        state.properties.forEachEntryInPlace { property in
+            guard settles, !property.members.isEmpty else { return }
+            guard property.serial == serial || property.serial == PathStep.wildcardSerial else {
+                if SettledMark.bit(property.serial) == bit { settles = false }  // shares the bit
+                return
+            }
+            property.members.forEachInPlace { member, isLeaf in
+                guard settles else { return }
+                // `propertyDidChange`'s routes `.settled` and `.staleHere`, marking nothing; and
+                // on this queue.
+                settles = member._withUnsafeGuaranteedRef { subscription -> Bool in
+                    if !subscription.comparesComputedValues {
+                        return isLeaf && subscription.isStillStale() && subscription.rootRegistry === self
+                    }
+                    guard UInt(bitPattern: ObjectIdentifier(subscription.queue.drainEpoch)) == epochBits else {
+                        return false
+                    }
+                    if subscription.isPlain { return subscription.isStillPending() }
+                    return isLeaf && !subscription.isImmediate && subscription.isStillPending()
+                        && !subscription.needsOldValue
+                }
+            }
+        }
+        guard settles, found._withUnsafeGuaranteedRef({ $0.value.load(ordering: .sequentiallyConsistent) }) == epoch
+        else { return }
+        settledMark.store(SettledMark.word(epoch: epoch, bits: bit), ordering: .releasing)
         state.settledChecked |= bit
     }
 

@@ -45,9 +45,9 @@ private final class SettledSum: ObservableModel, @unchecked Sendable {
         ]
         #expect(model.sum == 1)
         model.a = 1  // invalidates `sum`; both tokens pending
-        model.a = 2  // everything pending or stale: the registry learns the queue
-        model.a = 3  // marked settled
+        model.a = 2  // everything pending or stale: the registry learns the queue, and marks
         if model.markBitIsOwn { #expect(model.aIsMarked) }
+        model.a = 3  // skipped
         #expect(model.sum == 4)  // computed again: the mark is broken
         model.a = 10
         #expect(model.sum == 11)
