@@ -59,9 +59,9 @@ let breakpoint = token.breakOnInvoke()
 #sourceLocation(file: "docs/Debugging.md", line: 115)
 docExpect(breakpoint.isValid, "breakpoint.isValid")
 #sourceLocation()
-    // docs/Debugging.md:196: compiled, not run (the census is process-wide: the debugging tests count it)
+    // docs/Debugging.md:201: compiled, not run (the census is process-wide: the debugging tests count it)
     _ = { () async throws in
-#sourceLocation(file: "docs/Debugging.md", line: 197)
+#sourceLocation(file: "docs/Debugging.md", line: 202)
 ObservationDebugging.isCensusEnabled = true      // first thing in main, or a test's setup
 // … open and close the screen a few times …
 print(ObservationDebugging.censusReport())

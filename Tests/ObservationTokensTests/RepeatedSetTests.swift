@@ -6,7 +6,7 @@ import Testing
 /// A further set in a tick whose tokens are all pending already does nothing, however many
 /// they are: a registry remembers that a set left every member of the property pending
 /// (`SettledMark`) until their queue starts a drain. These tests pin what that must not change.
-@Suite struct RepeatedSetTests {
+@Suite(.threadStress, .serialized) struct RepeatedSetTests {
     static let many = 12
 
     @Test func everyTokenHearsOfEachTickWhateverTheSetsBefore() {

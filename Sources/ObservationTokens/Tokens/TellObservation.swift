@@ -46,3 +46,35 @@ public struct TellObservation: Sendable {
         subscription.rootRegistry.endRetained { $0 === subscription }
     }
 }
+
+extension TellObservation: CustomReflectable {
+    /// The handle as a mirror shows it: whether its observation is active and, while the observed
+    /// object still holds the observation, where it was made.
+    ///
+    /// Test frameworks and debuggers walk a value's mirror to describe it (Swift Testing does for
+    /// the values of a failed `#expect`). The mirror stops here: the observation behind the handle
+    /// holds a callback that can't be copied and a reference to the observer that a mirror must
+    /// not read once the observer is gone.
+    ///
+    /// ```swift
+    /// final class Person: ObservableModel {
+    ///     @Observed var name = ""
+    /// }
+    /// final class Screen {}
+    /// let person = Person()
+    /// let screen = Screen()
+    /// let observation = person.tell(screen, when: \.name) { _, _ in }
+    /// let labels = Mirror(reflecting: observation).children.map(\.label)
+    /// // labels == ["isActive", "site"]
+    /// ```
+    ///
+    /// - Complexity: O(1).
+    /// - Note: Safe from any thread; reads the observation's state once.
+    public var customMirror: Mirror {
+        guard let subscription else {
+            return Mirror(self, children: ["isActive": false], displayStyle: .struct)
+        }
+        return Mirror(
+            self, children: ["isActive": isActive, "site": subscription.site.description], displayStyle: .struct)
+    }
+}

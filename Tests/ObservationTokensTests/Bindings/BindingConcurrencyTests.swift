@@ -4,7 +4,7 @@ import Testing
 
 /// Issue 13: bindings are created, dropped and ended from several threads at once; totals are
 /// exact and the thread sanitizer sees no race in the library's bookkeeping.
-@Suite struct BindingConcurrencyTests {
+@Suite(.threadStress, .serialized) struct BindingConcurrencyTests {
     /// What one racing thread keeps; read after the threads end.
     ///
     /// `@unchecked Sendable`: each slot is touched by its one thread only while they run (one

@@ -6,7 +6,7 @@ import Testing
 
 /// A two-way binding between two objects confined to two queues: each side is read, written
 /// and delivered on its own queue only.
-@Suite struct TwoWayAcrossQueuesTests {
+@Suite(.threadStress, .serialized) struct TwoWayAcrossQueuesTests {
     /// Drains both queues until neither has anything pending (a value handed from one to the
     /// other is pending there), at most 8 rounds; the rounds it took.
     static func drainUntilQuiet(_ queueA: CoalescingQueue, _ queueB: CoalescingQueue) -> Int {

@@ -46,7 +46,7 @@ private func address(_ object: AnyObject) -> String {
 
 /// The census and the watchpoint handler are process-wide: these tests run one at a time,
 /// and look only at the `Debug…` fixture types.
-@Suite(.serialized) struct DebuggingTests {
+@Suite(.threadStress, .serialized) struct DebuggingTests {
     // MARK: Listing
 
     @Test func listingNamesPropertyObserverOptionsQueueAndSite() {

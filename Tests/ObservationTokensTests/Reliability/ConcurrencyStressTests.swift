@@ -302,7 +302,7 @@ final class RelHookedModel: ObservableModel, @unchecked Sendable {
     @Observed var value = RelHookedValue(value: 0)
 }
 
-@Suite struct ConcurrencyStressTests {
+@Suite(.threadStress, .serialized) struct ConcurrencyStressTests {
     static let setsPerThread = RelScale.iterations(250_000, tsanDivisor: 10)
 
     /// Given 4 threads that each set their own properties `setsPerThread` times (see

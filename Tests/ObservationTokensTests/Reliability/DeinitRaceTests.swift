@@ -22,7 +22,7 @@ private struct WeakProbe {
     init(_ object: CoreProbe) { self.object = object }
 }
 
-@Suite struct DeinitRaceTests {
+@Suite(.threadStress, .serialized) struct DeinitRaceTests {
     /// A model's deinit takes its tokens' subscriptions out under its registry's lock and tells
     /// them after; a token ending at that moment on another thread skips the lock once the model
     /// is dead, and its subscription may be freed at once. The deinit must hold every one it took

@@ -63,7 +63,7 @@ final class HardStop: Sendable {
 
 // MARK: - Item 4: drain() on two threads
 
-@Suite("Hardening: drain on two threads")
+@Suite("Hardening: drain on two threads", .threadStress, .serialized)
 struct HardDrainTests {
     /// A drain that finds another one running returns 0 and relies on it: the running drain
     /// must not have decided "nothing left" before the change was queued.
@@ -127,7 +127,7 @@ struct HardDrainTests {
 
 // MARK: - Item 5: no reflection over values
 
-@Suite("Hardening: introspection reads no other property")
+@Suite("Hardening: introspection reads no other property", .threadStress, .serialized)
 struct HardIntrospectionTests {
     /// Each call the issue lists, while another thread mutates a lock-guarded plain property
     /// and unobserved `@Observed` properties (a String and a reference) of the same object.
@@ -212,7 +212,7 @@ struct HardIntrospectionTests {
 
 // MARK: - Item 6: tell racing stopTelling
 
-@Suite("Hardening: tell racing stopTelling")
+@Suite("Hardening: tell racing stopTelling", .threadStress, .serialized)
 struct HardTellTests {
     /// The mechanism: a subscription ended before it starts never attaches.
     @Test func endedSubscriptionNeverAttaches() {
@@ -410,7 +410,7 @@ final class HardWide: ObservableModel, @unchecked Sendable {
     }
 }
 
-@Suite("Hardening: key path cache")
+@Suite("Hardening: key path cache", .threadStress, .serialized)
 struct HardKeyPathCacheTests {
     /// Observing many other properties never evicts a key path: a later token through it
     /// finds it cached and does not read the property again.

@@ -54,7 +54,7 @@ struct RelLeakScene {
 
 /// Every way an observation ends frees the token, the closure's captures, the observer and the
 /// observed object; and a million observations leave nothing behind.
-@Suite struct LeakSoakTests {
+@Suite(.threadStress, .serialized) struct LeakSoakTests {
     /// Given an observation (with or without a delivery pending);
     /// when its token is dropped;
     /// then the token and the closure's captures are freed at once, the pending delivery is

@@ -78,7 +78,7 @@ final class ThreadCountedMid: ObservableModel, @unchecked Sendable {
     }
 }
 
-@Suite("Threads and paths")
+@Suite("Threads and paths", .threadStress, .serialized)
 struct PathThreadingTests {
     @Test func storageWriteThatFreesAMiddleObjectDoesNotReadThePathInsideTheWrite() {
         // Given a token on root.next.next.value (the crash: the old node's deinit ran a

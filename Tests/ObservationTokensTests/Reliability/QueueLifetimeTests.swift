@@ -39,7 +39,7 @@ private final class QueueLifetimeRound: @unchecked Sendable {
     }
 }
 
-@Suite struct QueueLifetimeTests {
+@Suite(.threadStress, .serialized) struct QueueLifetimeTests {
     /// A set's first enqueue borrows the queue from its subscription instead of retaining it, so
     /// a drain on another thread may deliver the item, and the last owners of the token and the
     /// queue may let go of both, while the setting thread is still leaving the queue's lock.

@@ -268,7 +268,7 @@ struct RaceFixture: @unchecked Sendable {  // each closure is called by the one 
     }
 }
 
-@Suite("Threads and paths: a retarget racing a set of the new middle object", .serialized)
+@Suite("Threads and paths: a retarget racing a set of the new middle object", .threadStress, .serialized)
 struct RetargetRaceTests {
     @Test(arguments: [RaceMiddle.stored, .computed])
     func aSetThatFoundTheNewMiddleObjectUnobservedIsNotLost(kind: RaceMiddle) {

@@ -1,5 +1,6 @@
 import Dispatch
 import ObservationTokens
+import Testing
 
 #if canImport(Glibc)
     import Glibc
@@ -151,5 +152,66 @@ struct RelRandom {
 
     mutating func below(_ bound: Int) -> Int {
         Int(next() % UInt64(bound))
+    }
+}
+
+/// A suite trait for suites whose tests run threads of their own (`RelThreads.run` and the
+/// like): such suites take turns, one at a time, and the suite should also be `.serialized`.
+///
+/// Swift Testing runs test functions on the cooperative pool, which has one thread per core.
+/// A stress test that joins its threads blocks one of them for as long as its threads run
+/// (tens of seconds under the thread sanitizer on a busy machine); two at once blocked the
+/// whole pool of a 2-core machine, and every other test that had already started its
+/// one-minute time limit waited without running and failed with "Time limit exceeded". With
+/// this trait at most one pool thread is ever held by a join. The turn is taken around the
+/// whole suite, *before* any of its tests starts its time limit (a test's limit starts outside
+/// test-level scopes, so a per-test turn would count the wait), and the wait for it suspends
+/// rather than blocks.
+struct RelThreadStressTrait: SuiteTrait, TestScoping {
+    var isRecursive: Bool { false }
+
+    func provideScope(
+        for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
+    ) async throws {
+        await RelStressTurn.shared.take()
+        defer { RelStressTurn.shared.give() }
+        try await function()
+    }
+}
+
+extension Trait where Self == RelThreadStressTrait {
+    /// Runs the suite when no other `.threadStress` suite runs; see ``RelThreadStressTrait``.
+    static var threadStress: Self { Self() }
+}
+
+/// A first-come, first-served turn for ``RelThreadStressTrait``: waiting suspends the task.
+final class RelStressTurn: Sendable {
+    static let shared = RelStressTurn()
+
+    private let state = RelLock((busy: false, waiting: [CheckedContinuation<Void, Never>]()))
+
+    func take() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let granted = state.withLock { state -> Bool in
+                guard state.busy else {
+                    state.busy = true
+                    return true
+                }
+                state.waiting.append(continuation)
+                return false
+            }
+            if granted { continuation.resume() }
+        }
+    }
+
+    func give() {
+        let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            guard !state.waiting.isEmpty else {
+                state.busy = false
+                return nil
+            }
+            return state.waiting.removeFirst()  // the turn passes straight on: still busy
+        }
+        next?.resume()
     }
 }

@@ -48,7 +48,7 @@ final class SynthCounter: ObservableModel, @unchecked Sendable {
 
 /// Valid values of plain types (up to 32 bytes) are read without a lock (`PublishedWords`):
 /// these tests fail if that read returns a torn, stale or unrecorded value.
-@Suite("Synthetic: lock-free reads of valid values", .serialized)
+@Suite("Synthetic: lock-free reads of valid values", .threadStress, .serialized)
 struct PublishedValueTests {
     @Test func plainValuesUpToThirtyTwoBytesArePublished() {
         #expect(PublishedWords.covers(Int.self))

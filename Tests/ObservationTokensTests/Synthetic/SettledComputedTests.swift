@@ -31,7 +31,7 @@ private final class SettledSum: ObservableModel, @unchecked Sendable {
 /// property from being marked settled (`SettledMark`). Whatever makes the value valid again — a
 /// computation, a `@Hybrid` set, `forceSyntheticPropertiesValid()` — breaks the mark first, so
 /// the set after it invalidates the value again.
-@Suite struct SettledComputedTests {
+@Suite(.threadStress, .serialized) struct SettledComputedTests {
     @Test func aReadOfTheStaleValueBreaksTheMarkSoTheNextSetInvalidatesIt() {
         let queue = CoalescingQueue(target: .manual)
         let model = SettledSum()

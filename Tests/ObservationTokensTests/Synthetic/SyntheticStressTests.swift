@@ -29,7 +29,7 @@ final class SynthStressModel: ObservableModel, @unchecked Sendable {
     var label: String
 }
 
-@Suite("Synthetic: randomized stress")
+@Suite("Synthetic: randomized stress", .threadStress, .serialized)
 struct SyntheticStressTests {
     /// Four threads, each with its own fixed seed, set inputs on two objects, read both computed
     /// properties and invalidate by hand, in random order. Run under the thread sanitizer by

@@ -250,7 +250,7 @@ struct SyntheticObservedTests {
     }
 }
 
-@Suite("Synthetic: threading")
+@Suite("Synthetic: threading", .threadStress, .serialized)
 struct SyntheticThreadingTests {
     @Test
     func invalidationRacingReadsNeverLeavesAStaleValueMarkedValid() {

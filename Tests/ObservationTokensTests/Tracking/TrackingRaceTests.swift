@@ -20,7 +20,7 @@ import Testing
 /// (and re-evaluates if one could only be attached afterwards); an edge attached after the read
 /// with nothing re-evaluated would lose the round's value, and the setting thread's bounded
 /// wait would fail.
-@Suite struct TrackingRaceTests {
+@Suite(.threadStress, .serialized) struct TrackingRaceTests {
     /// Shared between the setting thread and the draining thread. The models' values are read
     /// and written only under `lock`, as a user who sets properties on one thread and reads
     /// them on another must do.
