@@ -81,6 +81,11 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
         super.init(state: RegistryState())
     }
 
+    deinit {
+        // The property list's spilled buffer is freed by hand (see `PropertyList`).
+        state.properties.freeSpill()
+    }
+
     // MARK: Edges
 
     /// Adds `subscription` to the observers of `serial` (a property, or `*`).
@@ -989,7 +994,7 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
                         count += 1
                     }
                 }
-                state.properties = PropertyList()
+                state.properties.removeAll()
                 state.retained = []
                 // Only now, with every member retained above: a detach that sees the hint returns
                 // without the lock and its token may free the subscription at once, so the hint
@@ -1062,7 +1067,7 @@ struct RegistryState {
         var members = WeakSet<Subscription>()
     }
 
-    /// The first property inline (see `PropertyList`).
+    /// The first three properties inline (see `PropertyList`).
     var properties = PropertyList()
     var retained: [Subscription] = []
     /// The drain epoch of the queue that settled marks are made for (`SettledMark`): the first
@@ -1129,84 +1134,198 @@ struct RegistryState {
 }
 
 /// A registry's observed properties (`RegistryState.properties`), in the order they were first
-/// observed: the first one inline, the others in an array made when a second property is
-/// observed. An object's first token then allocates nothing for the list, and a set of an object
-/// with one observed property finds its observers without reading a separate allocation.
+/// observed: the first three inline, the others in a buffer allocated when a fourth property is
+/// observed (the second and third then move into it). An object's first tokens then allocate
+/// nothing for the list (a view model's three tokens on a model observe three properties: a
+/// model torn down frees no list), and a set of an object with one observed property finds its
+/// observers without reading a separate allocation.
+///
+/// The entries past the first (the "tail") are one contiguous run: the inline pair, or the
+/// buffer once spilled. The scans pick its base address (a select, no call) and walk it in one
+/// loop, so the setter's per-entry work keeps the two call sites it had with an array.
+///
+/// The buffer is managed by hand (a Swift array checked its uniqueness on every in-place scan):
+/// the list has one owner, its registry's state, which frees it with `removeAll()` (the owner's
+/// deinit, and the registry's own deinit). Copies (an iteration's, a debugging snapshot's) only
+/// read, under the registry's lock, and never outlive it; nothing mutates a copy.
 struct PropertyList: RandomAccessCollection {
     typealias Element = RegistryState.PropertyObservers
 
-    // Invariant: `head == nil` implies `tail.isEmpty`.
+    // Invariants: `head == nil` implies `tailCount == 0`; `tailCount <= 2`: entries 1… are
+    // `inlineTail.0`, `inlineTail.1` (the unused ones empty, serial `unusedSerial`) and `spill`
+    // is nil; `tailCount > 2`: they are the first `tailCount` elements of `spill` (room for
+    // `spillCapacity`), and `inlineTail` holds empty entries. Entries are only ever appended (an
+    // entry left empty stays), so a list that spilled stays spilled until `removeAll()`.
     private var head: Element?
-    private var tail: [Element] = []
+    private var inlineTail = (Element(serial: Self.unusedSerial), Element(serial: Self.unusedSerial))
+    private var spill: UnsafeMutablePointer<Element>?
+    private var spillCapacity = 0
+    private var tailCount = 0
+
+    /// No property's serial (serials are small, or computed ones tagged below bit 63).
+    private static var unusedSerial: UInt64 { .max }
 
     init() {}
 
     var startIndex: Int { 0 }
-    var endIndex: Int { head == nil ? 0 : 1 + tail.count }
+    var endIndex: Int { head == nil ? 0 : 1 + tailCount }
 
     /// A copy of the entry (which retains its members' table): for the cold paths. The hot ones
     /// reach entries in place, through `withEntry(at:_:)`, `forEachEntry(_:)` and
     /// `forEachInPlace(serialOrWildcard:_:)` (a `_modify` accessor was left out of line, with a
     /// coroutine frame allocated per use).
     subscript(position: Int) -> Element {
-        position == 0 ? head! : tail[position - 1]
+        entry(at: position)
+    }
+
+    /// Out of line: a copy of an inline entry, inlined into a token's attach, took a stack slot
+    /// for the pair.
+    @inline(never)
+    private func entry(at position: Int) -> Element {
+        precondition(position >= 0 && position < endIndex, "PropertyList index out of range")
+        if position == 0 { return head! }
+        if tailCount > 2 { return spill.unsafelyUnwrapped[position - 1] }
+        return position == 1 ? inlineTail.0 : inlineTail.1
+    }
+
+    /// The tail's entries, in place: valid while `self` is accessed in place (the caller's
+    /// `inout` access of the registry's state, under its lock) and not appended to.
+    ///
+    /// The inline pair's address outlives the closure that produced it, which is sound here:
+    /// the pair is stored in `self`, which the caller's `inout` access keeps at one address (in
+    /// the registry object). Picking the base first keeps one loop (and one inlined call of the
+    /// caller's body) for both layouts.
+    @inline(__always)
+    private mutating func tailBuffer() -> UnsafeMutableBufferPointer<Element> {
+        let base =
+            tailCount > 2
+            ? spill.unsafelyUnwrapped
+            : withUnsafeMutablePointer(to: &inlineTail) {
+                UnsafeMutableRawPointer($0).assumingMemoryBound(to: Element.self)
+            }
+        return UnsafeMutableBufferPointer(start: base, count: tailCount)
     }
 
     /// Runs `body` on the entry at `index`, in place.
     @inline(__always)
     mutating func withEntry<R>(at index: Int, _ body: (inout Element) -> R) -> R {
         if index == 0 { return body(&head!) }
-        return body(&tail[index - 1])
+        return body(&tailEntry(at: index).pointee)
     }
 
-    /// Calls `body` on each entry, borrowed, in order.
+    /// The entry at `index` (past the first), in place (see `tailBuffer()`). Out of line: a
+    /// token's attach, which inlines `withEntry`, usually reaches the first entry.
+    @inline(never)
+    private mutating func tailEntry(at index: Int) -> UnsafeMutablePointer<Element> {
+        let tail = tailBuffer()
+        precondition(index >= 1 && index <= tail.count, "PropertyList index out of range")
+        return tail.baseAddress.unsafelyUnwrapped + (index - 1)
+    }
+
+    /// Calls `body` on each entry, borrowed, in order. Mutating (it reads the entries in place):
+    /// a read-only access of the list copied it to the stack.
     @inline(__always)
-    func forEachEntry(_ body: (borrowing Element) -> Void) {
+    mutating func forEachEntry(_ body: (borrowing Element) -> Void) {
         guard head != nil else { return }
         body(head!)
-        guard !tail.isEmpty else { return }
-        tail.withUnsafeBufferPointer { tail in
-            for index in tail.indices { body(tail[index]) }
-        }
+        guard tailCount > 0 else { return }
+        let tail = tailBuffer()
+        for index in tail.indices { body(tail[index]) }
     }
 
     /// Appends `element` (moved in: a borrowed one was copied, its members' table retained);
     /// returns its index.
+    @inline(__always)
     mutating func append(_ element: consuming Element) -> Int {
         guard head != nil else {
             head = element
             return 0
         }
-        tail.append(element)
-        return tail.count
+        return appendToTail(element)
+    }
+
+    @inline(never)
+    private mutating func appendToTail(_ element: consuming Element) -> Int {
+        switch tailCount {
+        case 0: inlineTail.0 = element
+        case 1: inlineTail.1 = element
+        case 2:
+            // The fourth property: the tail moves into a buffer, and the pair is emptied (its
+            // entries' tables move with them).
+            let buffer = UnsafeMutablePointer<Element>.allocate(capacity: 4)
+            buffer.initialize(to: Element(serial: Self.unusedSerial))
+            swap(&buffer.pointee, &inlineTail.0)
+            (buffer + 1).initialize(to: Element(serial: Self.unusedSerial))
+            swap(&buffer[1], &inlineTail.1)
+            (buffer + 2).initialize(to: element)
+            spill = buffer
+            spillCapacity = 4
+        default:
+            var buffer = spill.unsafelyUnwrapped
+            if tailCount == spillCapacity {
+                let grown = UnsafeMutablePointer<Element>.allocate(capacity: spillCapacity * 2)
+                grown.moveInitialize(from: buffer, count: tailCount)
+                buffer.deallocate()
+                buffer = grown
+                spill = grown
+                spillCapacity *= 2
+            }
+            (buffer + tailCount).initialize(to: element)
+        }
+        tailCount += 1
+        return tailCount
+    }
+
+    /// Empties the list, freeing the spilled buffer (the list's owner calls it before dropping
+    /// the list: see the type's notes).
+    mutating func removeAll() {
+        freeSpill()
+        self = PropertyList()
+    }
+
+    /// Frees the spilled buffer, if any, with its entries (the inline pair is empty then): what
+    /// the registry's deinit does before its state, and the list in it, are destroyed.
+    @inline(__always)
+    mutating func freeSpill() {
+        guard let spill else { return }
+        spill.deinitialize(count: tailCount)
+        spill.deallocate()
+        self.spill = nil
+        spillCapacity = 0
+        tailCount = 0
     }
 
     /// The first entry's serial, nil while there is none.
     var firstSerial: UInt64? { head?.serial }
 
-    /// The index of the entry for `serial`, reading serials in place.
-    func firstIndex(ofSerial serial: UInt64) -> Int? {
+    /// The index of the entry for `serial`, reading serials in place (mutating, as
+    /// `forEachEntry`).
+    @inline(__always)
+    mutating func firstIndex(ofSerial serial: UInt64) -> Int? {
         guard let first = head?.serial else { return nil }
         if first == serial { return 0 }
-        guard !tail.isEmpty else { return nil }
-        return tail.withUnsafeBufferPointer { tail in
-            for index in tail.indices where tail[index].serial == serial { return index + 1 }
-            return nil
-        }
+        guard tailCount > 0 else { return nil }
+        return tailIndex(ofSerial: serial)
+    }
+
+    @inline(never)
+    private mutating func tailIndex(ofSerial serial: UInt64) -> Int? {
+        let tail = tailBuffer()
+        for index in tail.indices where tail[index].serial == serial { return index + 1 }
+        return nil
     }
 
     /// Calls `body` on each entry for `serial` or for `*`, in place: a read-only copy of an entry
-    /// (or of the array) would retain and release its storage on every set.
+    /// (or of the list) would retain and release its table on every set.
     @inline(__always)
     mutating func forEachInPlace(serialOrWildcard serial: UInt64, _ body: (inout Element) -> Void) {
         guard head != nil else { return }
         if head!.serial == serial || head!.serial == PathStep.wildcardSerial { body(&head!) }
-        guard !tail.isEmpty else { return }
-        tail.withUnsafeMutableBufferPointer { tail in
-            for index in tail.indices
-            where tail[index].serial == serial || tail[index].serial == PathStep.wildcardSerial {
-                body(&tail[index])
-            }
+        guard tailCount > 0 else { return }
+        let tail = tailBuffer()
+        for index in tail.indices
+        where tail[index].serial == serial || tail[index].serial == PathStep.wildcardSerial {
+            body(&tail[index])
         }
     }
 }
