@@ -1280,7 +1280,12 @@ struct PropertyList: RandomAccessCollection {
     /// the list: see the type's notes).
     mutating func removeAll() {
         freeSpill()
-        self = PropertyList()
+        // In place (a new list assigned destroyed and rebuilt every field through the value
+        // witnesses): the entries in use go, the rest are empty already.
+        if head != nil { head = nil }
+        if tailCount > 0 { inlineTail.0 = Element(serial: Self.unusedSerial) }
+        if tailCount > 1 { inlineTail.1 = Element(serial: Self.unusedSerial) }
+        tailCount = 0
     }
 
     /// Frees the spilled buffer, if any, with its entries (the inline pair is empty then): what
