@@ -2,9 +2,9 @@ import Testing
 
 @testable import ObservationTokens
 
-/// A registry keeps its first observed property inline and the others in an array
-/// (`PropertyList`); these tests pin the indices, the in-place scans and the tokens of objects
-/// whose properties cross from one to the other.
+/// A registry keeps its first three observed properties inline and all of them in a buffer of
+/// its own once a fourth is observed (`PropertyList`); these tests pin the indices, the
+/// in-place scans and the tokens of objects whose properties cross from one to the other.
 @Suite struct PropertyListTests {
     @Test func entriesKeepTheirIndicesAcrossTheInlineFirstAndTheArray() {
         // Given a list of three properties, the first inline
@@ -94,5 +94,111 @@ import Testing
         #expect(person.registry.observedSerials == serials)
         #expect(person.attachedEdgeCount == 2)
         withExtendedLifetime((first, last)) {}
+    }
+
+    @Test func entriesKeepTheirIndicesWhenTheListSpillsAndItsBufferGrows() {
+        // Given a list of twelve properties (past the inline three, and past the buffer's first
+        // capacity), each entry with two members (a table of its own to free)
+        var list = PropertyList()
+        let queue = CoalescingQueue(target: .manual)
+        let person = CorePerson()
+        let tokens = (0..<24).map { _ in person.observe(\.age, queue: queue) { _ in } }
+        let probes = tokens.map(\.subscription)
+        let serials: [UInt64] = [7, 9, PathStep.wildcardSerial] + (20..<29).map(UInt64.init)
+        var indices: [Int] = []
+        for serial in serials {
+            let index = list.append(RegistryState.PropertyObservers(serial: serial))
+            indices.append(index)
+            // Members go in as each entry is added, so the entries moved by a spill or a growth
+            // carry theirs along.
+            _ = list.withEntry(at: index) { $0.members.insert(probes[2 * index], flag: false) }
+            _ = list.withEntry(at: index) { $0.members.insert(probes[2 * index + 1], flag: index == 5) }
+        }
+
+        // When the list is scanned in place and read through its indices
+        var visited: [UInt64] = []
+        list.forEachInPlace(serialOrWildcard: 25) { property in visited.append(property.serial) }
+        var borrowed: [(UInt64, Int)] = []
+        list.forEachEntry { borrowed.append(($0.serial, $0.members.count)) }
+
+        // Then every entry kept its index, its serial and its members
+        #expect(indices == Array(0..<12))
+        #expect(list.count == 12)
+        #expect(list.map(\.serial) == serials)
+        #expect(serials.map { list.firstIndex(ofSerial: $0) } == Array(0..<12).map(Optional.some))
+        #expect(list.firstIndex(ofSerial: 8) == nil)
+        #expect(visited == [PathStep.wildcardSerial, 25])
+        #expect(borrowed.map(\.0) == serials)
+        #expect(borrowed.map(\.1) == Array(repeating: 2, count: 12))
+        for index in list.indices {
+            var members: [UnsafeMutableRawPointer] = []
+            list[index].members.forEachUnretained { member, flag in
+                members.append(member.toOpaque())
+                #expect(flag == (index == 5 && members.count == 2))
+            }
+            #expect(members == [2 * index, 2 * index + 1].map { Unmanaged.passUnretained(probes[$0]).toOpaque() })
+        }
+
+        // And emptied, it is an empty list that takes entries again (inline)
+        list.removeAll()
+        #expect(list.isEmpty)
+        #expect(list.firstIndex(ofSerial: 7) == nil)
+        #expect(list.append(RegistryState.PropertyObservers(serial: 30)) == 0)
+        #expect(list.map(\.serial) == [30])
+        list.removeAll()
+        withExtendedLifetime(tokens) {}
+    }
+
+    @Test func anObjectWithTenObservedPropertiesDeliversEachAndFreesEveryTokenAtItsDeinit() {
+        // Given an object with a token on each of its ten properties (its registry's list spills
+        // at the fourth and grows past it), two tokens on the sixth
+        let queue = CoalescingQueue(target: .manual)
+        var values: CoreValues? = CoreValues()
+        let told = RelLock<[String]>([])
+        func record(_ name: String) -> @Sendable (CoreValues) -> Void { { _ in told.withLock { $0.append(name) } } }
+        var tokens: [ObservationToken] = [
+            values!.observe(\.count, queue: queue, record("count")),
+            values!.observe(\.name, queue: queue, record("name")),
+            values!.observe(\.optionalCount, queue: queue, record("optionalCount")),
+            values!.observe(\.neverEqual, queue: queue, record("neverEqual")),
+            values!.observe(\.alwaysEqual, queue: queue, record("alwaysEqual")),
+            values!.observe(\.optionalNeverEqual, queue: queue, record("optionalNeverEqual")),
+            values!.observe(\.optionalNeverEqual, queue: queue, record("optionalNeverEqual 2")),
+            values!.observe(\.optionalAlwaysEqual, queue: queue, record("optionalAlwaysEqual")),
+            values!.observe(\.point, queue: queue, record("point")),
+            values!.observe(\.tagged, queue: queue, record("tagged")),
+            values!.observe(\.address, queue: queue, record("address")),
+        ]
+        #expect(values!.registry.observedSerials.count == 10)
+        #expect(values!.attachedEdgeCount == 11)
+
+        // When the first, a middle and the last property are set, and the sixth's first token ends
+        values!.count = 1
+        values!.optionalNeverEqual = CoreNeverEqual()
+        values!.address = CoreAddress()
+        #expect(queue.drain() == 4)
+        tokens.remove(at: 5)
+        values!.optionalNeverEqual = nil
+        values!.tagged = CoreTagged(id: 1, note: "x")
+        #expect(queue.drain() == 2)
+
+        // Then each set told the tokens on its property, once each
+        #expect(
+            told.withLock { $0 }
+                == ["count", "optionalNeverEqual", "optionalNeverEqual 2", "address", "optionalNeverEqual 2", "tagged"])
+
+        // And when the object goes with its ten tokens live, every token ends and every
+        // subscription is freed with its token
+        weak let registry = values!.registry
+        weak let firstSubscription = tokens[0].subscription
+        weak let lastSubscription = tokens[9].subscription
+        values = nil
+        #expect(tokens.allSatisfy { !$0.isValid })
+        #expect(registry != nil)  // (its tokens' subscriptions hold it)
+        tokens.removeAll()
+        #expect(firstSubscription == nil)
+        #expect(lastSubscription == nil)
+        #expect(registry == nil)
+        #expect(queue.drain() == 0)
     }
 }

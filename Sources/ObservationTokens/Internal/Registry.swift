@@ -81,6 +81,11 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
         super.init(state: RegistryState())
     }
 
+    deinit {
+        // The property list's spilled buffer is freed by hand (see `PropertyList`).
+        state.properties.freeSpill()
+    }
+
     // MARK: Edges
 
     /// Adds `subscription` to the observers of `serial` (a property, or `*`).
@@ -989,7 +994,7 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
                         count += 1
                     }
                 }
-                state.properties = PropertyList()
+                state.properties.removeAll()
                 state.retained = []
                 // Only now, with every member retained above: a detach that sees the hint returns
                 // without the lock and its token may free the subscription at once, so the hint
@@ -1062,7 +1067,7 @@ struct RegistryState {
         var members = WeakSet<Subscription>()
     }
 
-    /// The first property inline (see `PropertyList`).
+    /// The first three properties inline (see `PropertyList`).
     var properties = PropertyList()
     var retained: [Subscription] = []
     /// The drain epoch of the queue that settled marks are made for (`SettledMark`): the first
@@ -1129,47 +1134,108 @@ struct RegistryState {
 }
 
 /// A registry's observed properties (`RegistryState.properties`), in the order they were first
-/// observed: the first one inline, the others in an array made when a second property is
-/// observed. An object's first token then allocates nothing for the list, and a set of an object
-/// with one observed property finds its observers without reading a separate allocation.
+/// observed: the first three inline, the others in a buffer allocated when a fourth property is
+/// observed (the second and third then move into it). An object's first tokens then allocate
+/// nothing for the list (a view model's three tokens on a model observe three properties: a
+/// model torn down frees no list), and a set of an object with one observed property finds its
+/// observers without reading a separate allocation.
+///
+/// The entries past the first (the "tail") are one contiguous run: the inline pair, or the
+/// buffer once spilled. The scans pick its base address (a select, no call) and walk it in one
+/// loop, so the setter's per-entry work keeps the two call sites it had with an array.
+///
+/// The buffer is managed by hand (a Swift array checked its uniqueness on every in-place scan):
+/// the list has one owner, its registry's state, which frees it with `removeAll()` (the owner's
+/// deinit, and the registry's own deinit). Copies (an iteration's, a debugging snapshot's) only
+/// read, under the registry's lock, and never outlive it; nothing mutates a copy.
 struct PropertyList: RandomAccessCollection {
     typealias Element = RegistryState.PropertyObservers
 
-    // Invariant: `head == nil` implies `tail.isEmpty`.
+    // Invariants: `head == nil` implies `tailCount == 0`; `tailCount <= 2`: entries 1… are
+    // `inlineTail.0`, `inlineTail.1` (the unused ones empty, serial `unusedSerial`) and `spill`
+    // is nil; `tailCount > 2`: they are the first `tailCount` elements of `spill` (room for
+    // `spillCapacity`), and `inlineTail` holds empty entries. Entries are only ever appended (an
+    // entry left empty stays), so a list that spilled stays spilled until `removeAll()`.
     private var head: Element?
-    private var tail: [Element] = []
-    /// Whether an entry of `tail` is `*`'s (entries are never removed). Without one, a scan for
-    /// a serial or `*` stops at the serial's entry (`forEachInPlace(serialOrWildcard:_:)`).
-    /// Kept for `tail` only: an object's first property (the head) is then made as before.
+    private var inlineTail = (Element(serial: Self.unusedSerial), Element(serial: Self.unusedSerial))
+    private var spill: UnsafeMutablePointer<Element>?
+    private var spillCapacity = 0
+    private var tailCount = 0
+    /// Whether an entry past the first is `*`'s (entries are never removed). Without one, a scan
+    /// for a serial or `*` stops at the serial's entry (`forEachInPlace(serialOrWildcard:_:)`).
+    /// Kept for the tail only: an object's first property (the head) is then made as before.
     private var tailHasWildcard = false
+
+    /// No property's serial (serials are small, or computed ones tagged below bit 63).
+    private static var unusedSerial: UInt64 { .max }
 
     init() {}
 
     var startIndex: Int { 0 }
-    var endIndex: Int { head == nil ? 0 : 1 + tail.count }
+    var endIndex: Int { head == nil ? 0 : 1 + tailCount }
 
     /// A copy of the entry (which retains its members' table): for the cold paths. The hot ones
     /// reach entries in place, through `withEntry(at:_:)`, `forEachEntry(_:)` and
     /// `forEachInPlace(serialOrWildcard:_:)` (a `_modify` accessor was left out of line, with a
     /// coroutine frame allocated per use).
     subscript(position: Int) -> Element {
-        position == 0 ? head! : tail[position - 1]
+        entry(at: position)
+    }
+
+    /// Out of line: a copy of an inline entry, inlined into a token's attach, took a stack slot
+    /// for the pair.
+    @inline(never)
+    private func entry(at position: Int) -> Element {
+        precondition(position >= 0 && position < endIndex, "PropertyList index out of range")
+        if position == 0 { return head! }
+        if tailCount > 2 { return spill.unsafelyUnwrapped[position - 1] }
+        return position == 1 ? inlineTail.0 : inlineTail.1
+    }
+
+    /// Runs `body` on the tail's entries, in place (the caller's `inout` access of the
+    /// registry's state, under its lock, keeps the list at one address).
+    ///
+    /// The buffer's base is picked inside the inline pair's pointer scope, so the pair's address
+    /// never outlives its `withUnsafeMutablePointer`, and one loop (one inlined call of the
+    /// caller's body) serves both layouts. `body` must not append to the list.
+    @inline(__always)
+    private mutating func withTail<R>(_ body: (UnsafeMutableBufferPointer<Element>) -> R) -> R {
+        let count = tailCount
+        let spilled = spill
+        return withUnsafeMutablePointer(to: &inlineTail) { pair in
+            let base =
+                count > 2
+                ? spilled.unsafelyUnwrapped
+                : UnsafeMutableRawPointer(pair).assumingMemoryBound(to: Element.self)
+            return body(UnsafeMutableBufferPointer(start: base, count: count))
+        }
     }
 
     /// Runs `body` on the entry at `index`, in place.
     @inline(__always)
     mutating func withEntry<R>(at index: Int, _ body: (inout Element) -> R) -> R {
         if index == 0 { return body(&head!) }
-        return body(&tail[index - 1])
+        return withTailEntry(at: index, body)
     }
 
-    /// Calls `body` on each entry, borrowed, in order.
+    /// Runs `body` on the entry at `index` (past the first), in place. Out of line: a token's
+    /// attach, which inlines `withEntry`, usually reaches the first entry.
+    @inline(never)
+    private mutating func withTailEntry<R>(at index: Int, _ body: (inout Element) -> R) -> R {
+        withTail { tail in
+            precondition(index >= 1 && index <= tail.count, "PropertyList index out of range")
+            return body(&tail[index - 1])
+        }
+    }
+
+    /// Calls `body` on each entry, borrowed, in order. Mutating (it reads the entries in place):
+    /// a read-only access of the list copied it to the stack.
     @inline(__always)
-    func forEachEntry(_ body: (borrowing Element) -> Void) {
+    mutating func forEachEntry(_ body: (borrowing Element) -> Void) {
         guard head != nil else { return }
         body(head!)
-        guard !tail.isEmpty else { return }
-        tail.withUnsafeBufferPointer { tail in
+        guard tailCount > 0 else { return }
+        withTail { tail in
             for index in tail.indices { body(tail[index]) }
         }
     }
@@ -1179,45 +1245,108 @@ struct PropertyList: RandomAccessCollection {
     mutating func forEachEntryInPlace(_ body: (inout Element) -> Void) {
         guard head != nil else { return }
         body(&head!)
-        guard !tail.isEmpty else { return }
-        tail.withUnsafeMutableBufferPointer { tail in
+        guard tailCount > 0 else { return }
+        withTail { tail in
             for index in tail.indices { body(&tail[index]) }
         }
     }
 
     /// Appends `element` (moved in: a borrowed one was copied, its members' table retained);
     /// returns its index.
+    @inline(__always)
     mutating func append(_ element: consuming Element) -> Int {
         guard head != nil else {
             head = element
             return 0
         }
+        return appendToTail(element)
+    }
+
+    @inline(never)
+    private mutating func appendToTail(_ element: consuming Element) -> Int {
         if element.serial == PathStep.wildcardSerial { tailHasWildcard = true }
-        tail.append(element)
-        return tail.count
+        switch tailCount {
+        case 0: inlineTail.0 = element
+        case 1: inlineTail.1 = element
+        case 2:
+            // The fourth property: the tail moves into a buffer, and the pair is emptied (its
+            // entries' tables move with them).
+            let buffer = UnsafeMutablePointer<Element>.allocate(capacity: 4)
+            buffer.initialize(to: Element(serial: Self.unusedSerial))
+            swap(&buffer.pointee, &inlineTail.0)
+            (buffer + 1).initialize(to: Element(serial: Self.unusedSerial))
+            swap(&buffer[1], &inlineTail.1)
+            (buffer + 2).initialize(to: element)
+            spill = buffer
+            spillCapacity = 4
+        default:
+            var buffer = spill.unsafelyUnwrapped
+            if tailCount == spillCapacity {
+                let grown = UnsafeMutablePointer<Element>.allocate(capacity: spillCapacity * 2)
+                grown.moveInitialize(from: buffer, count: tailCount)
+                buffer.deallocate()
+                buffer = grown
+                spill = grown
+                spillCapacity *= 2
+            }
+            (buffer + tailCount).initialize(to: element)
+        }
+        tailCount += 1
+        return tailCount
+    }
+
+    /// Empties the list, freeing the spilled buffer (the list's owner calls it before dropping
+    /// the list: see the type's notes).
+    mutating func removeAll() {
+        freeSpill()
+        // In place (a new list assigned destroyed and rebuilt every field through the value
+        // witnesses): the entries in use go, the rest are empty already.
+        if head != nil { head = nil }
+        if tailCount > 0 { inlineTail.0 = Element(serial: Self.unusedSerial) }
+        if tailCount > 1 { inlineTail.1 = Element(serial: Self.unusedSerial) }
+        tailCount = 0
+        tailHasWildcard = false
+    }
+
+    /// Frees the spilled buffer, if any, with its entries (the inline pair is empty then): what
+    /// the registry's deinit does before its state, and the list in it, are destroyed.
+    @inline(__always)
+    mutating func freeSpill() {
+        guard let spill else { return }
+        spill.deinitialize(count: tailCount)
+        spill.deallocate()
+        self.spill = nil
+        spillCapacity = 0
+        tailCount = 0
     }
 
     /// The first entry's serial, nil while there is none.
     var firstSerial: UInt64? { head?.serial }
 
-    /// The index of the entry for `serial`, reading serials in place.
-    func firstIndex(ofSerial serial: UInt64) -> Int? {
+    /// The index of the entry for `serial`, reading serials in place (mutating, as
+    /// `forEachEntry`).
+    @inline(__always)
+    mutating func firstIndex(ofSerial serial: UInt64) -> Int? {
         guard let first = head?.serial else { return nil }
         if first == serial { return 0 }
-        guard !tail.isEmpty else { return nil }
-        return tail.withUnsafeBufferPointer { tail in
+        guard tailCount > 0 else { return nil }
+        return tailIndex(ofSerial: serial)
+    }
+
+    @inline(never)
+    private mutating func tailIndex(ofSerial serial: UInt64) -> Int? {
+        withTail { tail in
             for index in tail.indices where tail[index].serial == serial { return index + 1 }
             return nil
         }
     }
 
     /// Calls `body` on each entry for `serial` or for `*`, in place: a read-only copy of an entry
-    /// (or of the array) would retain and release its storage on every set.
+    /// (or of the list) would retain and release its table on every set.
     ///
     /// Each serial has one entry: while no entry past the first is `*`'s, the scan stops at
-    /// `serial`'s (a set of the first observed property reads no other entry, nor the array's
-    /// uniqueness; a scan of all of them was ≈ 9 instructions per entry, on every set that
-    /// takes the lock).
+    /// `serial`'s (a set of the first observed property reads no other entry; a scan of all of
+    /// them was ≈ 9 instructions per entry, on every set that takes the lock).
     @inline(__always)
     mutating func forEachInPlace(serialOrWildcard serial: UInt64, _ body: (inout Element) -> Void) {
         guard head != nil else { return }
@@ -1227,8 +1356,8 @@ struct PropertyList: RandomAccessCollection {
             body(&head!)
             if headIsSerial, stopsAtSerial { return }
         }
-        guard !tail.isEmpty else { return }
-        tail.withUnsafeMutableBufferPointer { tail in
+        guard tailCount > 0 else { return }
+        withTail { tail in
             for index in tail.indices
             where tail[index].serial == serial || tail[index].serial == PathStep.wildcardSerial {
                 body(&tail[index])

@@ -114,7 +114,7 @@ extension Registry {
         // is checked once per property between changes of members, which clear
         // `settledChecked`; then a mark per tick is a load and a store.
         if state.settledChecked & bit == 0 {
-            guard Self.marksSettle(serial: serial, bit: bit, epochBits: epochBits, state) else { return }
+            guard Self.marksSettle(serial: serial, bit: bit, epochBits: epochBits, &state) else { return }
         }
         let epochNow = Unmanaged<DrainEpoch>.fromOpaque(epochPointer)._withUnsafeGuaranteedRef {
             $0.value.load(ordering: .sequentiallyConsistent)
@@ -194,9 +194,9 @@ extension Registry {
 
     /// Whether the members of `serial` and `*` are all on the queue of `epochBits` (computed
     /// values' dependencies aside), and no other observed property shares the mark's `bit`.
-    /// Under the lock.
+    /// Under the lock. (`inout`: the property list is read in place, see `PropertyList.forEachEntry`.)
     private static func marksSettle(
-        serial: UInt64, bit: UInt64, epochBits: UInt, _ state: borrowing RegistryState
+        serial: UInt64, bit: UInt64, epochBits: UInt, _ state: inout RegistryState
     ) -> Bool {
         var onOneQueue = true
         var sharesBit = false
