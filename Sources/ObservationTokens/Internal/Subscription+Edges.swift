@@ -138,6 +138,20 @@ struct EdgeList: RandomAccessCollection, MutableCollection, RangeReplaceableColl
         }
     }
 
+    /// The inline slots and the edge count, for a route that edits a short list in place
+    /// (`Subscription.moveTwoStepLeaf`); nil, calling nothing, when the edges spilled. `body`
+    /// keeps the invariant: slots `0..<count` hold edges, the rest nil.
+    @inline(__always)
+    mutating func editInline<Result>(_ body: (UnsafeMutablePointer<Edge?>, inout Int) throws -> Result) rethrows
+        -> Result?
+    {
+        guard spilled == nil else { return nil }
+        var count = inlineCount
+        let result = try withInlineSlots { try body($0, &count) }
+        inlineCount = count
+        return result
+    }
+
     /// The edges in place, for reading.
     @inline(__always)
     mutating func withUnsafeBufferPointer<Result>(_ body: (UnsafeBufferPointer<Edge>) throws -> Result) rethrows
@@ -149,26 +163,20 @@ struct EdgeList: RandomAccessCollection, MutableCollection, RangeReplaceableColl
     /// The edges in place. `body` may move edges out and initialize others in their place, but
     /// must leave every position holding an edge.
     ///
-    /// The inline case inlined, the spilled one out of line: the retarget routes that use the
-    /// list stay small enough for the optimizer to inline what they call.
+    /// Both cases inlined: with the spilled one out of line, a closure stored in a `let` that
+    /// `body` captures (`moveEdges`' `isPast`) was allocated on the heap (W8: one object per
+    /// token and retarget).
     @inline(__always)
     mutating func withUnsafeMutableBufferPointer<Result>(
         _ body: (UnsafeMutableBufferPointer<Edge>) throws -> Result
     ) rethrows -> Result {
-        if _slowPath(spilled != nil) { return try withSpilledBuffer(body) }
+        if _slowPath(spilled != nil) { return try spilled!.withUnsafeMutableBufferPointer { try body($0) } }
         let count = inlineCount
         return try withUnsafeMutablePointer(to: &inline) {
             try body(
                 UnsafeMutableBufferPointer(
                     start: UnsafeMutableRawPointer($0).assumingMemoryBound(to: Edge.self), count: count))
         }
-    }
-
-    @inline(never)
-    private mutating func withSpilledBuffer<Result>(_ body: (UnsafeMutableBufferPointer<Edge>) throws -> Result)
-        rethrows -> Result
-    {
-        try spilled!.withUnsafeMutableBufferPointer { try body($0) }
     }
 
     @inline(__always)
@@ -388,62 +396,62 @@ extension Subscription {
         var hooks = ObservationStateHooks()
         let isMoved = extras.withLock { state -> Bool in
             guard isActive else { return true }
-            let count = state.edges.count
-            // (isThere, isShape): the walk's middle edge is still there; the edges are it and
-            // at most the leaf.
-            let (isThere, isShape) = state.edges.withUnsafeBufferPointer { edges in
+            // The list edited in place: a path of two steps has at most two edges, inline (a
+            // list that spilled, which it never does, takes the general route).
+            let isMoved = state.edges.editInline { slots, count -> Bool in
+                // Read as edges (a `.some` edge has an edge's layout); no copy, no retain.
+                let edges = UnsafeMutableRawPointer(slots).assumingMemoryBound(to: Edge.self)
                 let isMiddle = { (edge: Edge) in
                     edge.path == 0 && edge.step == 0 && !edge.isLeaf && edge.serial == serial
                         && Unmanaged.passUnretained(edge.registry).toOpaque() == expected
                 }
-                if count == 1 || count == 2, isMiddle(edges[0]) {
-                    return (true, count == 1 || (edges[1].path == 0 && edges[1].step == 1 && edges[1].isLeaf))
+                // The edges are the walk's middle edge and at most the leaf; else, with the middle
+                // edge elsewhere, another shape (the general route), and without it, a stale walk
+                // (nothing to move).
+                guard count == 1 || count == 2, isMiddle(edges[0]),
+                    count == 1 || (edges[1].path == 0 && edges[1].step == 1 && edges[1].isLeaf)
+                else {
+                    return !UnsafeBufferPointer(start: edges, count: count).contains(where: isMiddle)
                 }
-                return (edges.contains(where: isMiddle), false)
-            }
-            guard isThere else { return true }
-            guard isShape else { return false }
-            var slot: Int?
-            if let leafRegistry {
-                if count == 2 {
-                    let isKept = state.edges.withUnsafeBufferPointer {
-                        $0[1].serial == leafSerial
-                            && Unmanaged.passUnretained($0[1].registry).toOpaque() == leafRegistry.toOpaque()
+                var slot: Int?
+                if let leafRegistry {
+                    if count == 2, edges[1].serial == leafSerial,
+                        Unmanaged.passUnretained(edges[1].registry).toOpaque() == leafRegistry.toOpaque()
+                    {
+                        return true
                     }
-                    if isKept { return true }
+                    slot = leafRegistry._withUnsafeGuaranteedRef {
+                        $0.attach(self, serial: leafSerial, isLeaf: true, hooks: &hooks)
+                    }
                 }
-                slot = leafRegistry._withUnsafeGuaranteedRef {
-                    $0.attach(self, serial: leafSerial, isLeaf: true, hooks: &hooks)
-                }
-            }
-            // As `moveRun`: the old leaf is moved out of the list and detached; its
-            // place takes the new leaf, or goes when there is none (or its object
-            // deinitialized since the read).
-            var old: Edge?
-            if count == 2 {
-                if let slot, let leafRegistry {
-                    old = state.edges.withUnsafeMutableBufferPointer { edges in
-                        let base = edges.baseAddress! + 1
-                        let moved = base.move()
-                        base.initialize(
+                // As `moveRun`: the old leaf is moved out of the list and detached; its
+                // place takes the new leaf, or goes when there is none (or its object
+                // deinitialized since the read).
+                var old: Edge?
+                if count == 2 {
+                    old = (edges + 1).move()
+                    if let slot, let leafRegistry {
+                        (edges + 1).initialize(
                             to: Edge(
                                 leafOnPath0: leafRegistry.takeUnretainedValue(), serial: leafSerial, slot: slot,
                                 step: 1))
-                        return moved
+                    } else {
+                        (slots + 1).initialize(to: nil)
+                        count = 1
                     }
-                } else {
-                    old = state.edges.removeLast()
+                } else if let slot, let leafRegistry {
+                    (edges + 1).initialize(
+                        to: Edge(leafOnPath0: leafRegistry.takeUnretainedValue(), serial: leafSerial, slot: slot, step: 1))
+                    count = 2
                 }
-            } else if let slot, let leafRegistry {
-                state.edges.append(
-                    Edge(leafOnPath0: leafRegistry.takeUnretainedValue(), serial: leafSerial, slot: slot, step: 1))
-            }
-            if let old {
-                Unmanaged.passUnretained(old.registry)._withUnsafeGuaranteedRef {
-                    $0.detach(serial: old.serial, slot: old.slot, hooks: &hooks)
+                if let old {
+                    Unmanaged.passUnretained(old.registry)._withUnsafeGuaranteedRef {
+                        $0.detach(serial: old.serial, slot: old.slot, hooks: &hooks)
+                    }
                 }
+                return true
             }
-            return true
+            return isMoved ?? false
         }
         hooks.run()
         read?.leaf.release()
