@@ -441,7 +441,8 @@ extension Subscription {
                     }
                 } else if let slot, let leafRegistry {
                     (edges + 1).initialize(
-                        to: Edge(leafOnPath0: leafRegistry.takeUnretainedValue(), serial: leafSerial, slot: slot, step: 1))
+                        to: Edge(
+                            leafOnPath0: leafRegistry.takeUnretainedValue(), serial: leafSerial, slot: slot, step: 1))
                     count = 2
                 }
                 if let old {
