@@ -547,8 +547,15 @@ class Subscription: @unchecked Sendable {  // see the rules above
             flags.bitwiseOr(Flag.hasOldValue, ordering: .acquiringAndReleasing).oldValue
                 & Flag.hasOldValue == 0
         else { return }
+        storeOldValue(oldValue())
+    }
+
+    /// The store of `recordOldValue`, out of line: the setter's scan of a property's tokens,
+    /// which inlines `recordOldValue`, stays as small as it was when the old value was a field
+    /// of the extras (it is in `SubscriptionExtras.Rare` now).
+    @inline(never)
+    private func storeOldValue(_ value: Any?) {
         guard let extras else { return }
-        let value = oldValue()
         let replaced = extras.withLock { state in
             defer { state.oldValue = value }
             return state.oldValue

@@ -73,11 +73,51 @@ struct SubscriptionExtras {
     struct State {
         /// Where the paths run now.
         var edges = EdgeList()
-        /// Change tokens: this tick's old value.
-        var oldValue: Any?
+        /// The parts few tokens use, in an object made at their first store: a path token
+        /// without them ends and is freed without destroying each (W19).
+        private(set) var rare: Rare?
+
+        /// Change tokens: this tick's old value (tracked tokens: the last value delivered).
+        var oldValue: Any? {
+            get { rare?.oldValue }
+            set {
+                if rare == nil {
+                    if case .none = newValue { return }
+                    rare = Rare()
+                }
+                rare.unsafelyUnwrapped.oldValue = newValue
+            }
+        }
+
         /// `.endpointChanges`: the endpoints seen at the last delivery.
-        var lastEndpoints: [StoredEndpoint] = []
+        var lastEndpoints: [StoredEndpoint] {
+            get { rare?.lastEndpoints ?? [] }
+            set {
+                if rare == nil {
+                    if newValue.isEmpty { return }
+                    rare = Rare()
+                }
+                rare.unsafelyUnwrapped.lastEndpoints = newValue
+            }
+        }
+
         /// The paths' names, remembered when the root deinitializes.
+        var rememberedDescription: String? {
+            get { rare?.rememberedDescription }
+            set {
+                if rare == nil {
+                    if newValue == nil { return }
+                    rare = Rare()
+                }
+                rare.unsafelyUnwrapped.rememberedDescription = newValue
+            }
+        }
+    }
+
+    /// `State`'s rarely used parts; only under the extras' lock.
+    final class Rare {
+        var oldValue: Any?
+        var lastEndpoints: [StoredEndpoint] = []
         var rememberedDescription: String?
     }
 
@@ -97,13 +137,13 @@ struct SubscriptionExtras {
                     }
                 }
             }
-            return state.oldValue != nil || !state.lastEndpoints.isEmpty
+            return state.rare != nil
         }
         if hasUserValues { releaseUserValues() }
     }
 
     /// The rest of `end(skipping:hooks:)` for change and `.endpointChanges` tokens: the user
-    /// values moved out under the lock, released after it.
+    /// values moved out under the lock, released after it (a remembered description stays).
     @inline(never)
     private func releaseUserValues() {
         let taken = withLock { state in (state.oldValue.take(), state.lastEndpoints.take()) }
