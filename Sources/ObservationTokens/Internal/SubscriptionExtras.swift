@@ -28,6 +28,11 @@ struct SubscriptionExtras {
 
     init(_ storage: UnsafeMutablePointer<SubscriptionExtrasStorage>) {
         self.storage = storage
+        // `withLock` finds the state at the storage's start. (Before the subscription is handed
+        // out: no other thread sees this access.)
+        assert(
+            withUnsafeMutablePointer(to: &storage.pointee.state) { UnsafeMutableRawPointer($0) }
+                == UnsafeMutableRawPointer(storage), "SubscriptionExtrasStorage.state must be its first field")
     }
 
     /// A block of its own, for a subscription that keeps no storage in place (freed by
@@ -65,9 +70,12 @@ struct SubscriptionExtras {
     /// Runs `body` with exclusive access to the state. Keep `body` short and free of user code.
     @inline(__always)
     func withLock<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {
-        // Through the pointer (memory the lock guards, not a variable): the lock is what makes
-        // the access exclusive.
-        try storage.pointee.lock.withLock { try body(&storage.pointee.state) }
+        // The state is the storage's first field (checked in debug builds by `init`), reached
+        // through a pointer of its own: an `inout` access to `storage.pointee.state` is an access
+        // to the whole storage for the thread sanitizer, which then saw it overlap the lock's
+        // own atomic operations on another thread. The lock makes the access exclusive.
+        let state = UnsafeMutableRawPointer(storage).assumingMemoryBound(to: State.self)
+        return try storage.pointee.lock.withLock { try body(&state.pointee) }
     }
 
     struct State {
@@ -162,14 +170,15 @@ extension Array {
 
 /// What `SubscriptionExtras` points at: kept in place (see there), never moved or copied.
 struct SubscriptionExtrasStorage: ~Copyable {
+    /// Only inside the lock (`SubscriptionExtras.withLock`). The first field: `withLock` reaches
+    /// it at the storage's address.
+    var state = SubscriptionExtras.State()
     /// Guards `state`.
     let lock = InlineLock()
     /// The observed paths; empty for a single-property change token.
     let paths: [ObservedPath]
     /// See `SubscriptionExtras.exchangeLastVisit(_:)`.
     let lastVisit = Atomic<UInt64>(0)
-    /// Only inside the lock (`SubscriptionExtras.withLock`).
-    var state = SubscriptionExtras.State()
 
     init(paths: [ObservedPath]) {
         self.paths = paths
