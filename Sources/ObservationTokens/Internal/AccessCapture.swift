@@ -68,9 +68,9 @@ enum AccessCapture {
     ///
     /// - Complexity: O(*n*) when they match in order; O(*n*²) in the worst case (repeats).
     @inline(__always)
-    static func edges<Edge>(
-        _ edges: [Edge], match accesses: [TrackedAccess], storage: (Edge) -> KnownEdge
-    ) -> Bool {
+    static func edges<Edges: RandomAccessCollection<Edge>, Edge>(
+        _ edges: Edges, match accesses: [TrackedAccess], storage: (Edge) -> KnownEdge
+    ) -> Bool where Edges.Index == Int {
         var matched = 0
         for access in accesses {
             let registry = ObjectIdentifier(access.registry)

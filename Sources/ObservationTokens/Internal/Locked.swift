@@ -38,3 +38,26 @@ class Locked<State>: @unchecked Sendable {
         }
     }
 }
+
+/// `Locked`'s lock on its own, for state kept in place inside another object rather than in an
+/// object of its own: a path subscription's extras, kept in the subscription's own allocation
+/// (`SubscriptionExtras`). The same `Mutex` and the same hand-off word for the thread sanitizer.
+///
+/// Noncopyable, and used only where it lives: inside a class instance or a block that is never
+/// moved while it is in use (the mutex's address is what threads wait on).
+struct InlineLock: ~Copyable {
+    let mutex = Mutex<Void>(())
+    let handOff = Atomic<UInt32>(0)
+
+    init() {}
+
+    /// Runs `body` holding the lock. Keep `body` short and free of user code.
+    @inline(__always)
+    borrowing func withLock<Result>(_ body: () throws -> Result) rethrows -> Result {
+        try mutex.withLock { _ in
+            _ = handOff.load(ordering: .acquiring)
+            defer { handOff.store(0, ordering: .releasing) }
+            return try body()
+        }
+    }
+}

@@ -790,7 +790,7 @@ final class Registry: Locked<RegistryState>, @unchecked Sendable {  // state is 
             // Borrowed under the entry's retain.
             let outcome = member._withUnsafeGuaranteedRef { subscription -> WorkOutcome in
                 if !isAlone, let extras = subscription.extras,
-                    extras.lastVisit.exchange(visit, ordering: .relaxed) == visit
+                    extras.exchangeLastVisit(visit) == visit
                 {
                     return .done
                 }

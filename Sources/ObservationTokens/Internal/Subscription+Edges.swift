@@ -74,6 +74,225 @@ struct Edge {
     }
 }
 
+/// A subscription's edges (`SubscriptionExtras.State.edges`): the first `inlineCapacity` kept
+/// inline, in the extras (which a path subscription keeps in its own allocation), so a path of up
+/// to that many steps (a chain `\.owner` then `\.count`, W17 and W19; `a.b.c`, W8) or a tracked
+/// read of up to that many storages allocates no list; more move, all together, to an array,
+/// which then stays (a path that grew once is likely to again).
+///
+/// Invariant: without `spilled`, the first `inlineCount` elements of `inline` are edges and the
+/// rest nil; with it, every edge is in `spilled` and `inline` is all nil. The buffer methods hand
+/// out the inline edges in place (`Optional<Edge>` is an `Edge` with a null `registry` for nil,
+/// so a `.some` edge has an `Edge`'s layout); they are `mutating` so that they use the list where
+/// it is (the extras' lock's `inout` state), never a copy.
+struct EdgeList: RandomAccessCollection, MutableCollection, RangeReplaceableCollection {
+    /// How many edges are kept inline.
+    static var inlineCapacity: Int { 3 }
+
+    private var inline: (Edge?, Edge?, Edge?) = (nil, nil, nil)
+    private var inlineCount = 0
+    private var spilled: [Edge]?
+
+    init() {}
+
+    var startIndex: Int { 0 }
+    var endIndex: Int { spilled?.count ?? inlineCount }
+    var count: Int { endIndex }
+    var isEmpty: Bool { endIndex == 0 }
+    var indices: Range<Int> { 0..<endIndex }
+    func index(after index: Int) -> Int { index + 1 }
+    func index(before index: Int) -> Int { index - 1 }
+
+    subscript(position: Int) -> Edge {
+        get {
+            if spilled != nil { return spilled.unsafelyUnwrapped[position] }
+            precondition(position >= 0 && position < inlineCount, "EdgeList index out of range")
+            switch position {
+            case 0: return inline.0.unsafelyUnwrapped
+            case 1: return inline.1.unsafelyUnwrapped
+            default: return inline.2.unsafelyUnwrapped
+            }
+        }
+        set {
+            if spilled != nil {
+                spilled![position] = newValue
+                return
+            }
+            precondition(position >= 0 && position < inlineCount, "EdgeList index out of range")
+            switch position {
+            case 0: inline.0 = newValue
+            case 1: inline.1 = newValue
+            default: inline.2 = newValue
+            }
+        }
+    }
+
+    /// The inline slots, as optionals, for `body`.
+    @inline(__always)
+    private mutating func withInlineSlots<Result>(_ body: (UnsafeMutablePointer<Edge?>) throws -> Result) rethrows
+        -> Result
+    {
+        // A homogeneous tuple's memory is bound to its element type.
+        try withUnsafeMutablePointer(to: &inline) {
+            try body(UnsafeMutableRawPointer($0).assumingMemoryBound(to: Edge?.self))
+        }
+    }
+
+    /// The inline slots and the edge count, for a route that edits a short list in place
+    /// (`Subscription.moveTwoStepLeaf`); nil, calling nothing, when the edges spilled. `body`
+    /// keeps the invariant: slots `0..<count` hold edges, the rest nil.
+    @inline(__always)
+    mutating func editInline<Result>(_ body: (UnsafeMutablePointer<Edge?>, inout Int) throws -> Result) rethrows
+        -> Result?
+    {
+        guard spilled == nil else { return nil }
+        var count = inlineCount
+        let result = try withInlineSlots { try body($0, &count) }
+        inlineCount = count
+        return result
+    }
+
+    /// The edges in place, for reading.
+    @inline(__always)
+    mutating func withUnsafeBufferPointer<Result>(_ body: (UnsafeBufferPointer<Edge>) throws -> Result) rethrows
+        -> Result
+    {
+        try withUnsafeMutableBufferPointer { try body(UnsafeBufferPointer($0)) }
+    }
+
+    /// The edges in place. `body` may move edges out and initialize others in their place, but
+    /// must leave every position holding an edge.
+    ///
+    /// Both cases inlined: with the spilled one out of line, a closure stored in a `let` that
+    /// `body` captures (`moveEdges`' `isPast`) was allocated on the heap (W8: one object per
+    /// token and retarget).
+    @inline(__always)
+    mutating func withUnsafeMutableBufferPointer<Result>(
+        _ body: (UnsafeMutableBufferPointer<Edge>) throws -> Result
+    ) rethrows -> Result {
+        if _slowPath(spilled != nil) { return try spilled!.withUnsafeMutableBufferPointer { try body($0) } }
+        let count = inlineCount
+        return try withUnsafeMutablePointer(to: &inline) {
+            try body(
+                UnsafeMutableBufferPointer(
+                    start: UnsafeMutableRawPointer($0).assumingMemoryBound(to: Edge.self), count: count))
+        }
+    }
+
+    @inline(__always)
+    mutating func append(_ edge: __owned Edge) {
+        let count = inlineCount
+        guard _fastPath(spilled == nil && count < Self.inlineCapacity) else { return appendSpilling(edge) }
+        withInlineSlots { ($0 + count).initialize(to: edge) }
+        inlineCount = count + 1
+    }
+
+    /// `append` past the inline edges.
+    @inline(never)
+    private mutating func appendSpilling(_ edge: __owned Edge) {
+        if spilled == nil { spill(capacity: inlineCount + 1) }
+        spilled!.append(edge)
+    }
+
+    @inline(__always) @discardableResult
+    mutating func removeLast() -> Edge {
+        if _slowPath(spilled != nil) { return removeLastSpilled() }
+        let count = inlineCount
+        precondition(count > 0, "removeLast on an empty EdgeList")
+        inlineCount = count - 1
+        return withInlineSlots { slots in
+            let last = (slots + count - 1).move()
+            (slots + count - 1).initialize(to: nil)
+            return last.unsafelyUnwrapped
+        }
+    }
+
+    @inline(never)
+    private mutating func removeLastSpilled() -> Edge {
+        spilled!.removeLast()
+    }
+
+    mutating func removeAll(keepingCapacity keep: Bool = false) {
+        if spilled != nil {
+            spilled!.removeAll(keepingCapacity: keep)
+            return
+        }
+        inline = (nil, nil, nil)
+        inlineCount = 0
+    }
+
+    /// Empties the list, handing each edge to `body`, moved out (not copied).
+    @inline(__always)
+    mutating func removeAll(passing body: (borrowing Edge) -> Void) {
+        if spilled != nil {
+            let all = spilled.unsafelyUnwrapped
+            spilled = nil
+            for edge in all { body(edge) }
+            return
+        }
+        let count = inlineCount
+        inlineCount = 0
+        withInlineSlots { slots in
+            for index in 0..<count {
+                let edge = (slots + index).move().unsafelyUnwrapped
+                (slots + index).initialize(to: nil)
+                body(edge)
+            }
+        }
+    }
+
+    mutating func reserveCapacity(_ capacity: Int) {
+        if spilled != nil {
+            spilled!.reserveCapacity(capacity)
+        } else if capacity > Self.inlineCapacity {
+            spill(capacity: capacity)
+        }
+    }
+
+    mutating func swapAt(_ first: Int, _ second: Int) {
+        withUnsafeMutableBufferPointer { $0.swapAt(first, second) }
+    }
+
+    /// The index of the edge on `registry`'s property `serial`, read in place.
+    mutating func firstIndex(of registry: Registry, serial: UInt64) -> Int? {
+        withUnsafeBufferPointer { edges in
+            edges.firstIndex { $0.serial == serial && $0.registry === registry }
+        }
+    }
+
+    /// Every edge moves to `spilled`, with room for `capacity`.
+    private mutating func spill(capacity: Int) {
+        var array: [Edge] = []
+        array.reserveCapacity(Swift.max(capacity, inlineCount))
+        let count = inlineCount
+        withInlineSlots { slots in
+            for index in 0..<count {
+                array.append((slots + index).move().unsafelyUnwrapped)
+                (slots + index).initialize(to: nil)
+            }
+        }
+        inlineCount = 0
+        spilled = array
+    }
+
+    /// The rare edits (an insert, a removal in the middle, several paths rebuilt): through an
+    /// array. A list that had spilled stays spilled.
+    mutating func replaceSubrange<C: Collection<Edge>>(_ subrange: Range<Int>, with newElements: C) {
+        if spilled != nil {
+            spilled!.replaceSubrange(subrange, with: newElements)
+            return
+        }
+        var all = Array(self)
+        all.replaceSubrange(subrange, with: newElements)
+        removeAll()
+        if all.count > Self.inlineCapacity {
+            spilled = all
+        } else {
+            for edge in all { append(edge) }
+        }
+    }
+}
+
 /// What makes two edges interchangeable when a path is walked again.
 private struct EdgeID: Hashable {
     let registry: ObjectIdentifier
@@ -94,13 +313,11 @@ extension Subscription {
         guard !isProperty, extras != nil else { return }
         // No other subscription of the change can share a walk: the route that reads past the
         // changed step on the stack, for the usual case (one linear path through it).
-        let borrowed = Unmanaged.passUnretained(extras.unsafelyUnwrapped)
+        let borrowed = extras.unsafelyUnwrapped
         // One path of two linear steps (a chain `\.owner` then `\.count`, W17's view-model token):
         // its leaf moves on a route of its own (`moveTwoStepLeaf`), when the edges have that shape.
         if walks.isAlone,
-            borrowed._withUnsafeGuaranteedRef({ extras in
-                extras.paths.count == 1 && extras.paths.withUnsafeBufferPointer { $0[0].hasOneMiddleStep }
-            }),
+            borrowed.withPaths({ $0.count == 1 && $0[0].hasOneMiddleStep }),
             moveTwoStepLeaf(
                 borrowed, changed: walks.unmanagedChanged, changedRegistry: walks.unmanagedChangedRegistry,
                 serial: walks.serial)
@@ -135,10 +352,8 @@ extension Subscription {
     /// apply; the caller then retargets with a memo. `changed` is borrowed: the setter holds it.
     final func retargetTwoStepAlone(changed: ObservableModelBase, serial: UInt64) -> Bool {
         guard !isProperty, extras != nil else { return false }
-        let borrowed = Unmanaged.passUnretained(extras.unsafelyUnwrapped)
-        let isTwoStep = borrowed._withUnsafeGuaranteedRef { extras in
-            extras.paths.count == 1 && extras.paths.withUnsafeBufferPointer { $0[0].hasOneMiddleStep }
-        }
+        let borrowed = extras.unsafelyUnwrapped
+        let isTwoStep = borrowed.withPaths { $0.count == 1 && $0[0].hasOneMiddleStep }
         guard isTwoStep else { return false }
         // Borrowed (the changed object holds it), as `WalkMemo` does.
         let changedRegistry =
@@ -166,13 +381,11 @@ extension Subscription {
     /// again after the move: the only value read was this set's own (see `ObservedPath.readPast`).
     @inline(__always)
     private func moveTwoStepLeaf(
-        _ extras: Unmanaged<SubscriptionExtras>, changed: Unmanaged<ObservableModelBase>,
+        _ extras: SubscriptionExtras, changed: Unmanaged<ObservableModelBase>,
         changedRegistry: Unmanaged<Registry>, serial: UInt64
     ) -> Bool {
         let expected = changedRegistry.toOpaque()
-        let path = extras._withUnsafeGuaranteedRef { extras in
-            extras.paths.withUnsafeBufferPointer { Unmanaged.passUnretained($0[0]) }
-        }
+        let path = extras.withPaths { Unmanaged.passUnretained($0[0]) }
         let read = path._withUnsafeGuaranteedRef { path in
             changed._withUnsafeGuaranteedRef { path.readTwoStepLeaf(from: $0, changedSerial: serial) }
         }
@@ -181,32 +394,31 @@ extension Subscription {
         let leafRegistry = read?.registry
         let leafSerial = read?.serial ?? 0
         var hooks = ObservationStateHooks()
-        let isMoved = extras._withUnsafeGuaranteedRef { extras in
-            extras.withLock { state -> Bool in
-                guard isActive else { return true }
-                let count = state.edges.count
-                // (isThere, isShape): the walk's middle edge is still there; the edges are it and
-                // at most the leaf.
-                let (isThere, isShape) = state.edges.withUnsafeBufferPointer { edges in
-                    let isMiddle = { (edge: Edge) in
-                        edge.path == 0 && edge.step == 0 && !edge.isLeaf && edge.serial == serial
-                            && Unmanaged.passUnretained(edge.registry).toOpaque() == expected
-                    }
-                    if count == 1 || count == 2, isMiddle(edges[0]) {
-                        return (true, count == 1 || (edges[1].path == 0 && edges[1].step == 1 && edges[1].isLeaf))
-                    }
-                    return (edges.contains(where: isMiddle), false)
+        let isMoved = extras.withLock { state -> Bool in
+            guard isActive else { return true }
+            // The list edited in place: a path of two steps has at most two edges, inline (a
+            // list that spilled, which it never does, takes the general route).
+            let isMoved = state.edges.editInline { slots, count -> Bool in
+                // Read as edges (a `.some` edge has an edge's layout); no copy, no retain.
+                let edges = UnsafeMutableRawPointer(slots).assumingMemoryBound(to: Edge.self)
+                let isMiddle = { (edge: Edge) in
+                    edge.path == 0 && edge.step == 0 && !edge.isLeaf && edge.serial == serial
+                        && Unmanaged.passUnretained(edge.registry).toOpaque() == expected
                 }
-                guard isThere else { return true }
-                guard isShape else { return false }
+                // The edges are the walk's middle edge and at most the leaf; else, with the middle
+                // edge elsewhere, another shape (the general route), and without it, a stale walk
+                // (nothing to move).
+                guard count == 1 || count == 2, isMiddle(edges[0]),
+                    count == 1 || (edges[1].path == 0 && edges[1].step == 1 && edges[1].isLeaf)
+                else {
+                    return !UnsafeBufferPointer(start: edges, count: count).contains(where: isMiddle)
+                }
                 var slot: Int?
                 if let leafRegistry {
-                    if count == 2 {
-                        let isKept = state.edges.withUnsafeBufferPointer {
-                            $0[1].serial == leafSerial
-                                && Unmanaged.passUnretained($0[1].registry).toOpaque() == leafRegistry.toOpaque()
-                        }
-                        if isKept { return true }
+                    if count == 2, edges[1].serial == leafSerial,
+                        Unmanaged.passUnretained(edges[1].registry).toOpaque() == leafRegistry.toOpaque()
+                    {
+                        return true
                     }
                     slot = leafRegistry._withUnsafeGuaranteedRef {
                         $0.attach(self, serial: leafSerial, isLeaf: true, hooks: &hooks)
@@ -217,22 +429,21 @@ extension Subscription {
                 // deinitialized since the read).
                 var old: Edge?
                 if count == 2 {
+                    old = (edges + 1).move()
                     if let slot, let leafRegistry {
-                        old = state.edges.withUnsafeMutableBufferPointer { edges in
-                            let base = edges.baseAddress! + 1
-                            let moved = base.move()
-                            base.initialize(
-                                to: Edge(
-                                    leafOnPath0: leafRegistry.takeUnretainedValue(), serial: leafSerial, slot: slot,
-                                    step: 1))
-                            return moved
-                        }
+                        (edges + 1).initialize(
+                            to: Edge(
+                                leafOnPath0: leafRegistry.takeUnretainedValue(), serial: leafSerial, slot: slot,
+                                step: 1))
                     } else {
-                        old = state.edges.removeLast()
+                        (slots + 1).initialize(to: nil)
+                        count = 1
                     }
                 } else if let slot, let leafRegistry {
-                    state.edges.append(
-                        Edge(leafOnPath0: leafRegistry.takeUnretainedValue(), serial: leafSerial, slot: slot, step: 1))
+                    (edges + 1).initialize(
+                        to: Edge(
+                            leafOnPath0: leafRegistry.takeUnretainedValue(), serial: leafSerial, slot: slot, step: 1))
+                    count = 2
                 }
                 if let old {
                     Unmanaged.passUnretained(old.registry)._withUnsafeGuaranteedRef {
@@ -241,6 +452,7 @@ extension Subscription {
                 }
                 return true
             }
+            return isMoved ?? false
         }
         hooks.run()
         read?.leaf.release()
@@ -250,31 +462,29 @@ extension Subscription {
     /// Where the change of `registry`'s property `serial` sits on the paths: for each path
     /// through it, the first step whose edge is on it (a path may loop through it). One path
     /// (the usual case) needs no list.
-    private func changedSteps(_ extras: Unmanaged<SubscriptionExtras>, registry: Unmanaged<Registry>, serial: UInt64)
+    private func changedSteps(_ extras: SubscriptionExtras, registry: Unmanaged<Registry>, serial: UInt64)
         -> (first: (path: Int, step: Int)?, more: [(path: Int, step: Int)])
     {
         let changed = registry.toOpaque()
         var first: (path: Int, step: Int)?
         var more: [(path: Int, step: Int)] = []
-        extras._withUnsafeGuaranteedRef { extras in
-            extras.withLock { state in
-                guard isActive else { return }
-                // Through the buffer: iterating the array would retain and release it.
-                state.edges.withUnsafeBufferPointer { edges in
-                    for edge in edges
-                    where !edge.isLeaf && (edge.serial == serial || edge.serial == PathStep.wildcardSerial)
-                        && Unmanaged.passUnretained(edge.registry).toOpaque() == changed
-                    {
-                        let (path, step) = (Int(edge.path), Int(edge.step))
-                        if first == nil {
-                            first = (path, step)
-                        } else if first!.path == path {
-                            first!.step = min(first!.step, step)
-                        } else if let index = more.firstIndex(where: { $0.path == path }) {
-                            more[index].step = min(more[index].step, step)
-                        } else {
-                            more.append((path, step))
-                        }
+        extras.withLock { state in
+            guard isActive else { return }
+            // Through the buffer: iterating the array would retain and release it.
+            state.edges.withUnsafeBufferPointer { edges in
+                for edge in edges
+                where !edge.isLeaf && (edge.serial == serial || edge.serial == PathStep.wildcardSerial)
+                    && Unmanaged.passUnretained(edge.registry).toOpaque() == changed
+                {
+                    let (path, step) = (Int(edge.path), Int(edge.step))
+                    if first == nil {
+                        first = (path, step)
+                    } else if first!.path == path {
+                        first!.step = min(first!.step, step)
+                    } else if let index = more.firstIndex(where: { $0.path == path }) {
+                        more[index].step = min(more[index].step, step)
+                    } else {
+                        more.append((path, step))
                     }
                 }
             }
@@ -294,21 +504,17 @@ extension Subscription {
     /// under the lock, that the edge there is still in place.
     @inline(__always)
     private func retargetAlone(
-        _ extras: Unmanaged<SubscriptionExtras>, changed: Unmanaged<ObservableModelBase>,
+        _ extras: SubscriptionExtras, changed: Unmanaged<ObservableModelBase>,
         changedRegistry: Unmanaged<Registry>, serial: UInt64
     ) -> Bool {
-        let isOneMiddleStep = extras._withUnsafeGuaranteedRef { extras in
-            extras.paths.count == 1 && extras.paths.withUnsafeBufferPointer { $0[0].hasOneMiddleStep }
-        }
+        let isOneMiddleStep = extras.withPaths { $0.count == 1 && $0[0].hasOneMiddleStep }
         if isOneMiddleStep {
             moveAlone(extras, pathIndex: 0, step: 0, changed: changed, changedRegistry: changedRegistry, serial: serial)
             return true
         }
         let (first, more) = changedSteps(extras, registry: changedRegistry, serial: serial)
         guard let first else { return true }
-        let isLinear = extras._withUnsafeGuaranteedRef { extras in
-            extras.paths.withUnsafeBufferPointer { !$0[first.path].hasInnerWildcard }
-        }
+        let isLinear = extras.withPaths { !$0[first.path].hasInnerWildcard }
         guard more.isEmpty, isLinear else { return false }
         moveAlone(
             extras, pathIndex: first.path, step: first.step, changed: changed, changedRegistry: changedRegistry,
@@ -328,12 +534,10 @@ extension Subscription {
     /// (held by the targets, by the reads' own references, until `removeAll()`).
     @inline(__always)
     private func moveAlone(
-        _ extras: Unmanaged<SubscriptionExtras>, pathIndex: Int, step: Int, changed: Unmanaged<ObservableModelBase>,
+        _ extras: SubscriptionExtras, pathIndex: Int, step: Int, changed: Unmanaged<ObservableModelBase>,
         changedRegistry: Unmanaged<Registry>, serial: UInt64
     ) {
-        let path = extras._withUnsafeGuaranteedRef { extras in
-            extras.paths.withUnsafeBufferPointer { Unmanaged.passUnretained($0[pathIndex]) }
-        }
+        let path = extras.withPaths { Unmanaged.passUnretained($0[pathIndex]) }
         path._withUnsafeGuaranteedRef { path in
             changed._withUnsafeGuaranteedRef { changed in
                 // At most one target per step past the changed one; twice: a read again.
@@ -342,7 +546,7 @@ extension Subscription {
                     var targets = EdgeTargetBuffer(UnsafeMutableBufferPointer(rebasing: memory[..<capacity]))
                     let readOnlyOwnSet = path.readPast(
                         step, from: changed, pathIndex: pathIndex, changedSerial: serial, into: &targets)
-                    let isOnePath = extras._withUnsafeGuaranteedRef { $0.paths.count == 1 }
+                    let isOnePath = extras.withPaths { $0.count == 1 }
                     var isMoved = moveEdges(
                         extras, path: Int32(pathIndex), past: Int32(step), on: changedRegistry, serial: serial,
                         isOnePath: isOnePath, to: targets.targets)
@@ -373,19 +577,17 @@ extension Subscription {
     /// false, having moved nothing, when the subscription ended or the read is stale.
     @inline(__always)
     private func moveEdges(
-        _ extras: Unmanaged<SubscriptionExtras>, path: Int32, past step: Int32, on registry: Unmanaged<Registry>,
+        _ extras: SubscriptionExtras, path: Int32, past step: Int32, on registry: Unmanaged<Registry>,
         serial: UInt64, isOnePath: Bool, to targets: UnsafeMutableBufferPointer<EdgeTarget>
     ) -> Bool {
         var hooks = ObservationStateHooks()
-        let isMoved = extras._withUnsafeGuaranteedRef { extras in
-            extras.withLock { state -> Bool in
-                // "Ended" is checked under the lock `end()` takes the edges under: an ended
-                // subscription never gains an edge.
-                guard isActive else { return false }
-                return moveEdges(
-                    in: &state, path: path, past: step, on: registry, serial: serial, isOnePath: isOnePath,
-                    to: targets, hooks: &hooks)
-            }
+        let isMoved = extras.withLock { state -> Bool in
+            // "Ended" is checked under the lock `end()` takes the edges under: an ended
+            // subscription never gains an edge.
+            guard isActive else { return false }
+            return moveEdges(
+                in: &state, path: path, past: step, on: registry, serial: serial, isOnePath: isOnePath,
+                to: targets, hooks: &hooks)
         }
         hooks.run()
         return isMoved
@@ -641,12 +843,13 @@ extension Subscription {
         in state: inout SubscriptionExtras.State, where isReplaced: (Edge) -> Bool,
         with keys: UnsafeBufferPointer<ObservedPath.EdgeKey>, hooks: inout ObservationStateHooks
     ) {
-        var next: [Edge] = []
+        var next = EdgeList()
         // A subscription's first edges (`start(root:)`) get room for every step of its paths, so
         // a path that is shorter now (`owner` is nil) grows in place when it lengthens instead
         // of reallocating its list on the first such set.
         let full = state.edges.isEmpty ? extras?.paths.reduce(0) { $0 + $1.steps.count } ?? 0 : 0
-        next.reserveCapacity(Swift.max(state.edges.count + keys.count, full))
+        // (What it keeps and what it attaches, at most: more would move a short list out of line.)
+        next.reserveCapacity(Swift.max(state.edges.count(where: { !isReplaced($0) }) + keys.count, full))
         var old: [Edge] = []
         for edge in state.edges {
             if isReplaced(edge) { old.append(edge) } else { next.append(edge) }

@@ -98,8 +98,11 @@ class Subscription: @unchecked Sendable {  // see the rules above
     /// The root's registry, which also stands for the root: its ID, type, a weak reference, and
     /// an unretained one for queued deliveries (which keep the root alive).
     final let rootRegistry: Registry
-    /// Present for `.paths` targets and change tokens.
-    final let extras: SubscriptionExtras?
+    /// Present for `.paths` targets and change tokens: in this object's own allocation for the
+    /// subclasses that keep them in place (set by `placeExtras(_:)` right after `init`), else in
+    /// a block of their own that `deinit` frees (see `SubscriptionExtras`). Never changed after
+    /// the subclass's `init`.
+    @exclusivity(unchecked) final private(set) var extras: SubscriptionExtras?
     /// The drain that last delivered this subscription. Only drains of `queue` touch it, and
     /// they never overlap.
     @exclusivity(unchecked) private var firedInDrain: UInt64 = 0
@@ -126,6 +129,8 @@ class Subscription: @unchecked Sendable {  // see the rules above
     /// Whether a change asks `admitsChange()` before it makes this subscription pending
     /// (bindings that write models: see `LinkSubscription`). Such a subscription is never plain.
     final let screensChanges: Bool
+    /// Whether `extras` is a block of its own, which `deinit` frees.
+    private let ownsExtrasBlock: Bool
     @exclusivity(unchecked) private var propertySlot: Int32 = -1
     final let flags = Atomic<UInt32>(0)
     /// `.property` targets rooted at an object that deinitialized: the property's index in the
@@ -146,7 +151,8 @@ class Subscription: @unchecked Sendable {  // see the rules above
         wantsOldValue: Bool,
         site: CreationSite,
         comparesComputedValues: Bool = true,
-        screensChanges: Bool = false
+        screensChanges: Bool = false,
+        keepsExtrasInPlace: Bool = false
     ) {
         // The extras first: with no call after the references are stored, storing them moves
         // the arguments (a call in between made each a retain and a release).
@@ -154,11 +160,13 @@ class Subscription: @unchecked Sendable {  // see the rules above
         case .property:
             isProperty = true
             extras =
-                wantsOldValue || options.contains(.endpointChanges) ? SubscriptionExtras(paths: []) : nil
+                wantsOldValue || options.contains(.endpointChanges) ? SubscriptionExtras.allocate(paths: []) : nil
         case .paths(let paths):
             isProperty = false
-            extras = SubscriptionExtras(paths: paths)
+            // A subclass that keeps them in place places them right after this `init`.
+            extras = keepsExtrasInPlace ? nil : SubscriptionExtras.allocate(paths: paths)
         }
+        ownsExtrasBlock = extras != nil
         self.comparesComputedValues = comparesComputedValues
         self.queue = queue
         self.screensChanges = screensChanges
@@ -175,11 +183,19 @@ class Subscription: @unchecked Sendable {  // see the rules above
         #endif
     }
 
-    #if DEBUG
-        deinit {
+    deinit {
+        if ownsExtrasBlock { extras.unsafelyUnwrapped.deallocate() }
+        #if DEBUG
             LiveCounters.subscriptions.subtract(1, ordering: .relaxed)
-        }
-    #endif
+        #endif
+    }
+
+    /// For the subclasses that keep their extras in place (`keepsExtrasInPlace`), right after
+    /// `init`: `storage` is their stored property, which lives (and stays where it is) as long
+    /// as this object; so does every use of `extras`.
+    final func placeExtras(_ storage: UnsafeMutablePointer<SubscriptionExtrasStorage>) {
+        extras = SubscriptionExtras(storage)
+    }
 
     final var rootID: ObjectIdentifier { rootRegistry.ownerID }
     final var rootTypeName: String { String(describing: rootRegistry.ownerType) }
@@ -365,34 +381,9 @@ class Subscription: @unchecked Sendable {  // see the rules above
             rootRegistry.detach(serial: propertySerial, slot: Int(propertySlot), hooks: &hooks)
         }
         if before >> 8 == 0 { releaseCallback() }  // no delivery running: release the closure now
-        // Borrowed: `self` (alive for the call) holds its `let` extras.
-        if extras != nil {
-            Unmanaged.passUnretained(extras.unsafelyUnwrapped)._withUnsafeGuaranteedRef {
-                endExtras($0, skipping: rootIsGone ? rootRegistry : nil, hooks: &hooks)
-            }
-        }
+        // Edges on a dead root's registry are not detached (see above).
+        if let extras { extras.end(skipping: rootIsGone ? rootRegistry : nil, hooks: &hooks) }
         hooks.run()
-    }
-
-    /// The part of `end()` for subscriptions with extras, apart so plain tokens never handle
-    /// (and destroy) an empty `Ended`. Edges on `skipped` (a dead root's registry) are not
-    /// detached.
-    private func endExtras(
-        _ extras: SubscriptionExtras, skipping skipped: Registry?, hooks: inout ObservationStateHooks
-    ) {
-        let taken = extras.takeEnded()
-        // Each registry borrowed (`taken` holds it): no retain and release per edge. (The edge
-        // is read in place: a copy of it retained its registry.)
-        taken.edges.withUnsafeBufferPointer { edges in
-            for index in edges.indices where edges[index].registry !== skipped {
-                Unmanaged.passUnretained(edges[index].registry)._withUnsafeGuaranteedRef {
-                    $0.detach(serial: edges[index].serial, slot: edges[index].slot, hooks: &hooks)
-                }
-            }
-        }
-        // `taken` (old value, endpoints: user values) is released here, outside every lock: a
-        // release may run a deinit, which may take these locks again.
-        withExtendedLifetime(taken) {}
     }
 
     /// Called by a registry whose object deinitialized while this subscription had edges there.
@@ -556,8 +547,15 @@ class Subscription: @unchecked Sendable {  // see the rules above
             flags.bitwiseOr(Flag.hasOldValue, ordering: .acquiringAndReleasing).oldValue
                 & Flag.hasOldValue == 0
         else { return }
+        storeOldValue(oldValue())
+    }
+
+    /// The store of `recordOldValue`, out of line: the setter's scan of a property's tokens,
+    /// which inlines `recordOldValue`, stays as small as it was when the old value was a field
+    /// of the extras (it is in `SubscriptionExtras.Rare` now).
+    @inline(never)
+    private func storeOldValue(_ value: Any?) {
         guard let extras else { return }
-        let value = oldValue()
         let replaced = extras.withLock { state in
             defer { state.oldValue = value }
             return state.oldValue
@@ -795,23 +793,22 @@ class Subscription: @unchecked Sendable {  // see the rules above
         }
         // Borrowed: a `let` of this subscription, which the caller holds (a `guard let` copy
         // was retained and released).
-        guard let extras = extras.map(Unmanaged.passUnretained) else { return false }
+        guard let extras else { return false }
         // Usually one such edge: kept inline, nothing allocated; its registry retained by hand
         // (a trivial element: the loop counts no references), released at the end — except the
         // root's registry, which this subscription holds (`rootRegistry`, a `let`) for as long
         // as it lives, and the caller holds this subscription: borrowed, no retain.
         let rootBorrowed = Unmanaged.passUnretained(rootRegistry)
-        let edges = extras._withUnsafeGuaranteedRef { extras in
-            extras.withLock { state in
-                var computed = SmallArray<(registry: Unmanaged<Registry>, serial: UInt64, slot: Int)>()
-                for edge in state.edges
-                where Registry.isComputed(edge.serial) || edge.serial == PathStep.wildcardSerial {
+        let edges = extras.withLock { state in
+            var computed = SmallArray<(registry: Unmanaged<Registry>, serial: UInt64, slot: Int)>()
+            state.edges.withUnsafeBufferPointer { edges in
+                for edge in edges where Registry.isComputed(edge.serial) || edge.serial == PathStep.wildcardSerial {
                     let borrowed = Unmanaged.passUnretained(edge.registry)
                     let registry = borrowed.toOpaque() == rootBorrowed.toOpaque() ? rootBorrowed : borrowed.retain()
                     computed.append((registry, edge.serial, edge.slot))
                 }
-                return computed
             }
+            return computed
         }
         var changed = false
         for edge in edges {
@@ -957,14 +954,12 @@ class Subscription: @unchecked Sendable {  // see the rules above
     /// their description is built when asked.
     final func rememberDescription(root: ObservableModelBase) {
         guard !isProperty, extras != nil else { return }
-        // Borrowed: `self` (alive for the call) holds its `let` extras, and they their `let`
-        // paths; a typed chain's shared path answers with one load.
+        // The paths borrowed in place (`self`, alive for the call, holds its extras, and they their
+        // `let` paths); a typed chain's shared path answers with one load.
         // Each path borrowed too (a path read from the buffer was retained around the call).
-        let isDescribable = Unmanaged.passUnretained(extras.unsafelyUnwrapped)._withUnsafeGuaranteedRef {
-            $0.paths.withUnsafeBufferPointer { paths in
-                paths.indices.allSatisfy { index in
-                    Unmanaged.passUnretained(paths[index])._withUnsafeGuaranteedRef { $0.isDescribableWithoutObjects }
-                }
+        let isDescribable = extras.unsafelyUnwrapped.withPaths { paths in
+            paths.indices.allSatisfy { index in
+                Unmanaged.passUnretained(paths[index])._withUnsafeGuaranteedRef { $0.isDescribableWithoutObjects }
             }
         }
         guard !isDescribable, let extras else { return }

@@ -297,6 +297,9 @@ final class ChainSubscription<Root: ObservableModelBase, Value>: Subscription, @
     @exclusivity(unchecked) private var callback: Optional<Callback>
     private let evaluator: ChainEvaluator<Root, Value>
     private let observer: WeakReference?
+    /// The extras (the path, its edges and their lock), in this object's allocation: a chain
+    /// token always has them (see `SubscriptionExtras`).
+    @exclusivity(unchecked) private var extrasInPlace: SubscriptionExtrasStorage
 
     init(
         root: __shared Root, observer: AnyObject?, paths: [ObservedPath], evaluator: ChainEvaluator<Root, Value>,
@@ -307,9 +310,11 @@ final class ChainSubscription<Root: ObservableModelBase, Value>: Subscription, @
         self.callback = Callback(call: consume callback)
         self.evaluator = evaluator
         self.observer = observer.map(WeakReference.init)
+        extrasInPlace = SubscriptionExtrasStorage(paths: paths)
         super.init(
             rootRegistry: rootRegistry, hasObserver: observer != nil, target: .paths(paths), options: options,
-            queue: queue, wantsOldValue: false, site: site)
+            queue: queue, wantsOldValue: false, site: site, keepsExtrasInPlace: true)
+        withUnsafeMutablePointer(to: &extrasInPlace) { placeExtras($0) }
     }
 
     override func loadObserver() -> AnyObject? { observer?.load() }

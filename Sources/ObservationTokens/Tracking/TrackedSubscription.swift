@@ -54,6 +54,9 @@ final class TrackedSubscription<Model: ObservableModelBase, Value>: Subscription
     private let scratchBusy = Atomic<Bool>(false)
     /// The key path it tracks, for descriptions; nil for a tracking closure.
     private let keyPath: AnyKeyPath?
+    /// The extras (its edges, its last value and their lock), in this object's allocation: a
+    /// tracked token always has them (see `SubscriptionExtras`).
+    @exclusivity(unchecked) private var extrasInPlace = SubscriptionExtrasStorage(paths: [])
 
     init(
         root: __shared Model, observer: AnyObject?, options: ObservationOptions, queue: CoalescingQueue,
@@ -70,7 +73,9 @@ final class TrackedSubscription<Model: ObservableModelBase, Value>: Subscription
         // endpoints, and a tracked token has no paths.
         super.init(
             rootRegistry: root.registry, hasObserver: observer != nil, target: .paths([]),
-            options: options.subtracting(.endpointChanges), queue: queue, wantsOldValue: false, site: site)
+            options: options.subtracting(.endpointChanges), queue: queue, wantsOldValue: false, site: site,
+            keepsExtrasInPlace: true)
+        withUnsafeMutablePointer(to: &extrasInPlace) { placeExtras($0) }
     }
 
     deinit {
@@ -228,18 +233,23 @@ final class TrackedSubscription<Model: ObservableModelBase, Value>: Subscription
             guard isActive else { return false }
             // The steady state: the edges and `known` are as the last evaluation left them.
             if known.count == state.edges.count,
-                AccessCapture.edges(
-                    state.edges, match: accesses,
-                    storage: {
-                        AccessCapture.KnownEdge(registry: ObjectIdentifier($0.registry), serial: $0.serial)
-                    })
+                state.edges.withUnsafeBufferPointer({ edges in
+                    AccessCapture.edges(
+                        edges, match: accesses,
+                        storage: {
+                            AccessCapture.KnownEdge(registry: ObjectIdentifier($0.registry), serial: $0.serial)
+                        })
+                })
             {
                 return false
             }
             let attachedNew = rebuild(&state.edges, from: accesses, released: &released, hooks: &hooks)
             known.removeAll(keepingCapacity: true)
-            for edge in state.edges {
-                known.append(AccessCapture.KnownEdge(registry: ObjectIdentifier(edge.registry), serial: edge.serial))
+            state.edges.withUnsafeBufferPointer { edges in
+                for edge in edges {
+                    known.append(
+                        AccessCapture.KnownEdge(registry: ObjectIdentifier(edge.registry), serial: edge.serial))
+                }
             }
             return attachedNew
         }
@@ -252,7 +262,7 @@ final class TrackedSubscription<Model: ObservableModelBase, Value>: Subscription
     /// detaching any old one, so a storage that stays observed never reports 1 → 0 → 1), and
     /// detaches the rest. Under the extras' lock.
     private func rebuild(
-        _ edges: inout [Edge], from accesses: [AccessCapture.TrackedAccess], released: inout [Edge],
+        _ edges: inout EdgeList, from accesses: [AccessCapture.TrackedAccess], released: inout [Edge],
         hooks: inout ObservationStateHooks
     ) -> Bool {
         if edges.count <= 64, accesses.count <= 64 {
@@ -282,25 +292,27 @@ final class TrackedSubscription<Model: ObservableModelBase, Value>: Subscription
             edges[index].registry.detach(serial: edges[index].serial, slot: edges[index].slot, hooks: &hooks)
             released.append(edges[index])
         }
-        edges = next
+        edges = EdgeList(next)
         return attachedNew
     }
 
     /// `rebuild` for the usual few dependencies: linear scans and a bit mask, no hashing.
     private func rebuildSmall(
-        _ edges: inout [Edge], from accesses: [AccessCapture.TrackedAccess], released: inout [Edge],
+        _ edges: inout EdgeList, from accesses: [AccessCapture.TrackedAccess], released: inout [Edge],
         hooks: inout ObservationStateHooks
     ) -> Bool {
         // In place, keeping the buffer: the edges read move to the front in reading order,
         // the rest are detached from the tail. (New storages usually have their edges already,
-        // attached as they were read.)
+        // attached as they were read.) The edges are read in place (a copy of one retains its
+        // registry); they are unique (an edge is attached only where there is none).
         var placed = 0
         var attachedNew = false
         for access in accesses {
             let serial = access.serial
             let registry = access.registry
-            if edges[..<placed].contains(where: { $0.serial == serial && $0.registry === registry }) { continue }
-            if let index = edges[placed...].firstIndex(where: { $0.serial == serial && $0.registry === registry }) {
+            if let index = edges.firstIndex(of: registry, serial: serial) {
+                // Before `placed`: read earlier in this evaluation.
+                if index < placed { continue }
                 edges.swapAt(placed, index)
                 placed += 1
             } else if let slot = registry.attach(self, serial: serial, isLeaf: true, hooks: &hooks) {
@@ -311,12 +323,14 @@ final class TrackedSubscription<Model: ObservableModelBase, Value>: Subscription
             }
             // nil: the object deinitialized since it was read; it simply drops out.
         }
-        for index in placed..<edges.count {
-            edges[index].registry.detach(serial: edges[index].serial, slot: edges[index].slot, hooks: &hooks)
+        edges.withUnsafeBufferPointer { edges in
+            for index in placed..<edges.count {
+                edges[index].registry.detach(serial: edges[index].serial, slot: edges[index].slot, hooks: &hooks)
+            }
         }
         // One allocation for all the stale edges (appending them one by one grew the array).
-        released.append(contentsOf: edges[placed...])
-        edges.removeSubrange(placed...)
+        released.reserveCapacity(edges.count - placed)
+        while edges.count > placed { released.append(edges.removeLast()) }
         return attachedNew
     }
 }
@@ -329,8 +343,7 @@ extension TrackedSubscription: AccessAttaching {
         var hooks = ObservationStateHooks()
         extras.withLock { state in
             // An ended subscription keeps no edges (see `rewire`).
-            guard isActive,
-                !state.edges.contains(where: { $0.serial == access.serial && $0.registry === access.registry }),
+            guard isActive, state.edges.firstIndex(of: access.registry, serial: access.serial) == nil,
                 let slot = access.registry.attach(self, serial: access.serial, isLeaf: true, hooks: &hooks)
             else { return }
             state.edges.append(Edge(registry: access.registry, serial: access.serial, slot: slot, isLeaf: true))
