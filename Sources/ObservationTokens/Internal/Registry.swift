@@ -1215,16 +1215,24 @@ struct PropertyList: RandomAccessCollection {
     @inline(__always)
     mutating func withEntry<R>(at index: Int, _ body: (inout Element) -> R) -> R {
         if index == 0 { return body(&head!) }
-        return withTailEntry(at: index, body)
+        return body(&tailEntry(at: index).pointee)
     }
 
-    /// Runs `body` on the entry at `index` (past the first), in place. Out of line: a token's
-    /// attach, which inlines `withEntry`, usually reaches the first entry.
+    /// The entry at `index` (past the first), for the caller to reach in place while its
+    /// `inout` access of the list lasts (`withEntry`). Out of line: a token's attach, which
+    /// inlines `withEntry`, usually reaches the first entry; and a closure handed to an
+    /// out-of-line `withTail` made the attach retain and release the entry's table (W3 +50).
+    ///
+    /// For the inline pair the pointer outlives its `withUnsafeMutablePointer`: the pair is a
+    /// stored property of `self`, and `self` is the registry's state, reached in place through
+    /// the registry object under its lock for the whole of the caller's access, so the address
+    /// stays that of the pair until `withEntry` returns. Only `withEntry` uses it, at once.
     @inline(never)
-    private mutating func withTailEntry<R>(at index: Int, _ body: (inout Element) -> R) -> R {
-        withTail { tail in
-            precondition(index >= 1 && index <= tail.count, "PropertyList index out of range")
-            return body(&tail[index - 1])
+    private mutating func tailEntry(at index: Int) -> UnsafeMutablePointer<Element> {
+        precondition(index >= 1 && index <= tailCount, "PropertyList index out of range")
+        if tailCount > 2 { return spill.unsafelyUnwrapped + (index - 1) }
+        return withUnsafeMutablePointer(to: &inlineTail) {
+            UnsafeMutableRawPointer($0).assumingMemoryBound(to: Element.self) + (index - 1)
         }
     }
 
