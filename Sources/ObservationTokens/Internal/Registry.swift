@@ -1358,13 +1358,16 @@ struct PropertyList: RandomAccessCollection {
     @inline(__always)
     mutating func forEachInPlace(serialOrWildcard serial: UInt64, _ body: (inout Element) -> Void) {
         guard head != nil else { return }
-        let stopsAtSerial = !tailHasWildcard
-        let headIsSerial = head!.serial == serial
-        if headIsSerial || head!.serial == PathStep.wildcardSerial {
+        if head!.serial == serial || head!.serial == PathStep.wildcardSerial {
             body(&head!)
-            if headIsSerial, stopsAtSerial { return }
+            // Read again after the body, not kept from before it: a value kept across the
+            // body's loop over the entry's members took a callee-saved register there, and the
+            // loop then saved and restored another value around each of its calls (W5 +4
+            // instructions per callback). `body` changes neither field.
+            if head!.serial == serial, !tailHasWildcard { return }
         }
         guard tailCount > 0 else { return }
+        let stopsAtSerial = !tailHasWildcard
         withTail { tail in
             for index in tail.indices
             where tail[index].serial == serial || tail[index].serial == PathStep.wildcardSerial {

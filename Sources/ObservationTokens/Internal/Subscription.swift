@@ -103,8 +103,8 @@ class Subscription: @unchecked Sendable {  // see the rules above
     /// a block of their own that `deinit` frees (see `SubscriptionExtras`). Never changed after
     /// the subclass's `init`.
     @exclusivity(unchecked) final private(set) var extras: SubscriptionExtras?
-    /// The drain that last delivered this subscription. Only drains of `queue` touch it, and
-    /// they never overlap.
+    /// The drain that last delivered this subscription (0: none; drain IDs start at 1). Only
+    /// drains of `queue` touch it, and they never overlap.
     @exclusivity(unchecked) private var firedInDrain: UInt64 = 0
     /// `.property` targets: the edge's serial and slot in the root's registry, written by
     /// `start` before the token is handed out (slot -1: not attached) and read by `end()`.
@@ -644,13 +644,14 @@ class Subscription: @unchecked Sendable {  // see the rules above
                 return .skipped
             }
         }
-        let previous = firedInDrain
         firedInDrain = drainID
         defer { finishDelivery() }
         let outcome = finishDelivering { observer, root in invokeQueued(observer: observer, root: root) }
         // No callback ran (an unchanged value or endpoint): a later change in this drain may
-        // still run it in this drain.
-        if outcome == .skipped { firedInDrain = previous }
+        // still run it in this drain. 0, not the value before: only `== drainID` is ever asked
+        // of it, and the one before was not this drain's (checked on entry); a value kept
+        // across the callback cost the drain's loop a register (W5 +4 per callback).
+        if outcome == .skipped { firedInDrain = 0 }
         return outcome
     }
 
@@ -680,14 +681,13 @@ class Subscription: @unchecked Sendable {  // see the rules above
             // A computed value's old value is the one this token saw.
             if oldValue == nil { oldValue = seenBefore }
         }
-        let previous = firedInDrain
         firedInDrain = drainID
         defer { finishDelivery() }
         let outcome = finishDelivering { observer, root in
             invoke(observer: observer, root: root, oldValue: oldValue)
             return true
         }
-        if outcome == .skipped { firedInDrain = previous }
+        if outcome == .skipped { firedInDrain = 0 }  // as in `deliver(drainID:)`
         return outcome
     }
 
