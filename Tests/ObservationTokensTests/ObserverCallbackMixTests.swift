@@ -60,9 +60,13 @@ final class CbMixNode: ObservableModel, @unchecked Sendable {
             observer.record("orphaned token fired")
         }
 
-        // When one tick sets the inputs, appends, moves the path to a new child and sets both
-        // children, ends one token and lets the other's observer go, then drains
+        // When one tick sets the inputs (`b`, which only the computed total reads, three times:
+        // the later sets find the total's dependency stale already), appends, moves the path to
+        // a new child and sets both children, ends one token and lets the other's observer go,
+        // then drains
         root.a = 1
+        root.b = 7
+        root.b = 5
         root.b = 2
         root.items.append(7)
         root.child = newChild
